@@ -55,18 +55,21 @@ class Backend(Protocol):
         """Store time (epoch ms) of the message at a queue offset; -1 when not readable."""
         ...
 
-    def offset_for_time(self, broker: str, topic: str, queue_id: int, timestamp_ms: int,
-                        boundary: Boundary = "lower") -> int:
+    def offset_for_time(
+        self, broker: str, topic: str, queue_id: int, timestamp_ms: int, boundary: Boundary = "lower"
+    ) -> int:
         """The 5.x broker's getOffsetInQueueByTime, clamped to [min, max]."""
         ...
 
-    def count_tag_matches(self, broker: str, topic: str, queue_id: int, start: int, end: int,
-                          tag_hashes: Iterable[int]) -> int:
+    def count_tag_matches(
+        self, broker: str, topic: str, queue_id: int, start: int, end: int, tag_hashes: Iterable[int]
+    ) -> int:
         """Messages in [start, end) whose ConsumeQueue tagsCode is one of tag_hashes."""
         ...
 
-    def matching_offsets(self, broker: str, topic: str, queue_id: int, start: int, end: int,
-                         tag_hashes: Iterable[int]) -> np.ndarray:
+    def matching_offsets(
+        self, broker: str, topic: str, queue_id: int, start: int, end: int, tag_hashes: Iterable[int]
+    ) -> np.ndarray:
         """Queue offsets in [start, end) whose tagsCode is one of tag_hashes (for --verify-tags)."""
         ...
 
@@ -80,9 +83,14 @@ class Backend(Protocol):
         ...
 
     # --- writes -------------------------------------------------------------------
-    def apply_offsets(self, group: str, offsets: Mapping[tuple[str, str, int], int],
-                      expected: Mapping[tuple[str, str, int], int] | None = None,
-                      *, force_abort_file: bool = False) -> dict:
+    def apply_offsets(
+        self,
+        group: str,
+        offsets: Mapping[tuple[str, str, int], int],
+        expected: Mapping[tuple[str, str, int], int] | None = None,
+        *,
+        force_abort_file: bool = False,
+    ) -> dict:
         """Write committed offsets {(topic, broker, queueId): offset} with the backend's safety rules.
 
         ``expected`` holds the offsets the plan was computed from; a mismatch refuses the

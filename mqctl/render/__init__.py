@@ -1,0 +1,1 @@
+"""Turn models into text. Only render/table.py imports rich."""

@@ -1,0 +1,73 @@
+"""The one place that turns exceptions into a one-line error, a hint and an exit status."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from mqctl.errors import ExitStatus, MqctlError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_debug = False
+
+
+def set_debug(flag: bool) -> None:
+    global _debug
+    _debug = flag
+
+
+def debug_enabled() -> bool:
+    return _debug or os.environ.get("MQCTL_DEBUG", "") not in ("", "0")
+
+
+def report(message: str, hint: str | None = None) -> None:
+    sys.stderr.write(f"mqctl: error: {message}\n")
+    if hint:
+        sys.stderr.write(f"hint: {hint}\n")
+    sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"mqctl: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def handle_errors(fn: F) -> F:
+    """Wrap a command: typed errors become one line on stderr and their exit status."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except MqctlError as e:
+            if debug_enabled():
+                raise
+            report(e.message, e.hint)
+            raise typer.Exit(int(e.exit_status)) from None
+        except KeyboardInterrupt:
+            if debug_enabled():
+                raise
+            sys.stderr.write("mqctl: interrupted\n")
+            raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
+        except BrokenPipeError:
+            # Output piped into `head` and closed: not an error worth a message.
+            try:
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            except OSError:
+                pass
+            raise typer.Exit(int(ExitStatus.OK)) from None
+        except Exception as e:  # noqa: BLE001 - last line of defence: never a traceback by default
+            if debug_enabled():
+                raise
+            report(f"internal error: {type(e).__name__}: {e}", "run again with --debug for the traceback")
+            raise typer.Exit(int(ExitStatus.ERROR)) from None
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,14 @@
+"""CSV: a header row, then one row per record (RFC 4180 quoting)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+
+def write_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]], out: TextIO) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])

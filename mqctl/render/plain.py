@@ -1,0 +1,42 @@
+"""Helpers reproducing Java printf / SimpleDateFormat output, for mqadmin's plain layouts."""
+
+from __future__ import annotations
+
+import time
+from decimal import ROUND_HALF_UP, Decimal
+
+
+def java_len(s: str) -> int:
+    """String.length(): UTF-16 code units (a character outside the BMP counts twice)."""
+    return len(s.encode("utf-16-le")) // 2
+
+
+def ljust(value: object, width: int) -> str:
+    """Java `%-Ns` / `%-Nd`: pad on the right to width UTF-16 units, never truncate; null prints null."""
+    s = (
+        "null"
+        if value is None
+        else (("true" if value else "false") if isinstance(value, bool) else str(value))
+    )
+    pad = width - java_len(s)
+    return s + " " * pad if pad > 0 else s
+
+
+def front(s: str, n: int) -> str:
+    """UtilAll.frontStringAtLeast: the first n characters (it truncates, despite the name)."""
+    return s[:n] if len(s) > n else s
+
+
+def java_2f(x: float) -> str:
+    """Java `%.2f`: HALF_UP on the shortest decimal representation of the double."""
+    return str(Decimal(repr(float(x))).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def local_datetime(epoch_ms: int) -> str:
+    """SimpleDateFormat("yyyy-MM-dd HH:mm:ss") in the process's time zone."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch_ms / 1000.0))
+
+
+def local_datetime_ms(epoch_ms: int) -> str:
+    """yyyy-MM-dd HH:mm:ss.SSS in local time (mqctl's own tables)."""
+    return f"{local_datetime(epoch_ms)}.{epoch_ms % 1000:03d}"
