@@ -1,0 +1,320 @@
+"""``config/consumerOffset.json`` (broker) and ``offsets.json`` (broadcasting client): decode,
+encode in the broker's exact style, and load with the broker's ``.bak`` fallback rule."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from mqctl.errors import StoreCorruptError, StoreError
+from mqctl.model import MessageQueue
+from mqctl.store.fastjson import FrozenKey, dumps_pretty, loads
+from mqctl.store.javahash import java_string_hash
+
+__all__ = [
+    "CONSUMER_OFFSET_FILE",
+    "LoadedConfig",
+    "LoadedOffsets",
+    "OffsetTable",
+    "decode_client_offsets",
+    "decode_consumer_offsets",
+    "encode_consumer_offsets",
+    "java_hash_order",
+    "load_config_file",
+    "load_consumer_offsets",
+]
+
+CONSUMER_OFFSET_FILE = "consumerOffset.json"
+TOPIC_GROUP_SEPARATOR = "@"
+
+_INT_TEXT = re.compile(r"-?\d+", re.ASCII)
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------------------------------
+# Lenient scalar conversion shared with metadata.py
+
+
+def as_int(value: Any, what: str, bounds: tuple[int, int] = _INT64) -> int:
+    """An int as fastjson would accept it: a number, or a string holding one (``"12"``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    elif isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
+        n = int(value.strip())
+    else:
+        raise StoreCorruptError(f"{what}: expected an integer, got {value!r}")
+    if not bounds[0] <= n <= bounds[1]:
+        raise StoreCorruptError(f"{what}: {n} is out of range")
+    return n
+
+
+def decode_document(data: bytes, what: str) -> dict[Any, Any]:
+    """Bytes -> top-level JSON object; every failure is a ``StoreCorruptError`` naming ``what``."""
+    try:
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StoreCorruptError(f"{what}: not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise StoreCorruptError(f"{what}: empty")
+    try:
+        doc = loads(text)
+    except StoreCorruptError as exc:
+        raise StoreCorruptError(f"{what}: {exc.message}") from None
+    if not isinstance(doc, dict):
+        raise StoreCorruptError(f"{what}: top level is not a JSON object")
+    return doc
+
+
+def java_hash_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
+    """Iteration order of a ``java.util.HashMap``/``HashSet`` holding ``keys`` (inserted in order).
+
+    The broker derives ``groupTopicMap`` into fresh HashMap(128)/HashSet(8) instances at every
+    persist, so its order is a pure function of the strings; emulating it makes our output
+    byte-identical to the broker's. Buckets are ``(h ^ h>>>16) & (capacity-1)`` after all
+    resizes (threshold 0.75); a resize keeps the relative order inside a bucket.
+    """
+    unique = list(dict.fromkeys(keys))
+    capacity = 1
+    while capacity < initial_capacity:
+        capacity <<= 1
+    while len(unique) > capacity * 3 // 4:
+        capacity <<= 1
+
+    def bucket(s: str) -> int:
+        h = java_string_hash(s) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    # sorted() is stable, so insertion order is kept within a bucket, as in Java's chains.
+    return sorted(unique, key=bucket)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+@dataclass(frozen=True)
+class OffsetTable:
+    """The persisted part of the broker's ConsumerOffsetManager.
+
+    ``offsets`` maps ``"topic@group"`` to ``{queueId: next offset to consume}`` in the order the
+    file held them (the broker's hash order), so a rewrite changes only what was changed.
+    ``extra`` holds other top-level properties (e.g. 5.x ``lmqOffsetTable``) to write back.
+    """
+
+    offsets: dict[str, dict[int, int]] = field(default_factory=dict)
+    data_version: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def _split_keys(self) -> Iterable[tuple[str, str, str]]:
+        for key in self.offsets:
+            topic, sep, group = key.rpartition(TOPIC_GROUP_SEPARATOR)
+            if sep:
+                yield key, topic, group
+
+    def groups(self) -> list[str]:
+        return sorted({group for _, _, group in self._split_keys()})
+
+    def for_group(self, group: str) -> dict[str, dict[int, int]]:
+        """topic -> {queueId: offset} for one group (copies; the table stays untouched)."""
+        return {topic: dict(self.offsets[key]) for key, topic, g in self._split_keys() if g == group}
+
+    def topics_of(self, group: str) -> list[str]:
+        return sorted(self.for_group(group))
+
+    def with_offsets(
+        self, group: str, changes: Mapping[tuple[str, int], int], now_ms: int | None = None
+    ) -> OffsetTable:
+        """A new table with ``changes`` applied for ``group``; everything else is kept as is.
+
+        Bumps ``dataVersion.counter``: a RocksDB-backed 5.x broker imports the JSON only when
+        its counter is greater than its own.
+        """
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        offsets = {key: dict(queues) for key, queues in self.offsets.items()}
+        for (topic, qid), offset in changes.items():
+            offsets.setdefault(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {})[qid] = offset
+        if self.data_version is None:
+            version: dict[str, Any] = {"counter": 1, "stateVersion": 0, "timestamp": now}
+        else:
+            version = dict(self.data_version)
+            version["counter"] = as_int(version.get("counter", 0), "dataVersion.counter") + 1
+            version["timestamp"] = now
+        return OffsetTable(offsets=offsets, data_version=version, extra=dict(self.extra))
+
+
+def _decode_data_version(value: Any, what: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise StoreCorruptError(f"{what}: dataVersion is not an object")
+    return {
+        k: as_int(v, f"{what}: dataVersion.{k}") if k in ("counter", "stateVersion", "timestamp") else v
+        for k, v in value.items()
+    }
+
+
+def decode_consumer_offsets(data: bytes, what: str = CONSUMER_OFFSET_FILE) -> OffsetTable:
+    """Decode consumerOffset.json (4.x or 5.x, pretty or compact, fastjson-lenient)."""
+    doc = decode_document(data, what)
+    raw_table = doc.get("offsetTable")
+    if raw_table is None:
+        raw_table = {}
+    if not isinstance(raw_table, dict):
+        raise StoreCorruptError(f"{what}: offsetTable is not an object")
+    offsets: dict[str, dict[int, int]] = {}
+    for key, queues in raw_table.items():
+        if not isinstance(key, str):
+            raise StoreCorruptError(f"{what}: offsetTable key {key!r} is not a topic@group string")
+        if not isinstance(queues, dict):
+            raise StoreCorruptError(f"{what}: offsetTable[{key!r}] is not an object")
+        offsets[key] = {
+            as_int(qid, f"{what}: queue id in {key!r}", _INT32): as_int(off, f"{what}: offset in {key!r}")
+            for qid, off in queues.items()
+        }
+    extra = {k: v for k, v in doc.items() if k not in ("offsetTable", "dataVersion", "groupTopicMap")}
+    return OffsetTable(offsets, _decode_data_version(doc.get("dataVersion"), what), extra)
+
+
+def _group_topic_map(offsets: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    # As the broker's getGroupTopicMap: keys whose Java split("@") gives exactly two parts.
+    by_group: dict[str, list[str]] = {}
+    for key in offsets:
+        parts = key.split(TOPIC_GROUP_SEPARATOR)
+        while parts and parts[-1] == "":
+            parts.pop()  # Java's split drops trailing empty strings
+        if len(parts) == 2:
+            by_group.setdefault(parts[1], []).append(parts[0])
+    return {g: tuple(java_hash_order(by_group[g], 8)) for g in java_hash_order(by_group, 128)}
+
+
+def encode_consumer_offsets(table: OffsetTable) -> bytes:
+    """The broker's own pretty text (``ConsumerOffsetManager.encode(true)``), UTF-8."""
+    props: dict[str, Any] = dict(table.extra)
+    if table.data_version is not None:
+        props["dataVersion"] = table.data_version
+    props["groupTopicMap"] = _group_topic_map(table.offsets)
+    props["offsetTable"] = table.offsets
+    # fastjson writes bean properties alphabetically, extras (lmqOffsetTable) included.
+    return dumps_pretty({k: props[k] for k in sorted(props)}).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading with the broker's fallback rule (spec 2.6)
+
+
+@dataclass(frozen=True)
+class LoadedConfig(Generic[T]):
+    """A config file as the broker would load it: ``value`` None means "start empty"."""
+
+    value: T | None
+    path: Path | None
+    fell_back: bool
+    warning: str | None
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def load_config_file(
+    path: Path,
+    decode: Callable[[bytes, str], T],
+    *,
+    retries: int = 3,
+    retry_delay: float = 0.05,
+    sleep: Callable[[float], None] = time.sleep,
+) -> LoadedConfig[T]:
+    """Load ``path`` like ``ConfigManager.load``: the file, else ``path.bak``, else nothing.
+
+    A running 5.1-5.3 broker truncates and rewrites the file in place every few seconds (4.x
+    and develop briefly remove it), so an empty, missing or unparsable main file is re-read a
+    few times before falling back. A ``.bak`` that exists but does not parse is fatal, as it
+    is for the broker's startup.
+    """
+    bak = path.with_name(path.name + ".bak")
+    reason = ""
+    for attempt in range(retries + 1):
+        data = _read(path)
+        if data is None:
+            reason = "missing"
+            if not bak.exists():
+                break  # nothing is being rewritten: a fresh store
+        elif not data.strip():
+            reason = "empty"
+        else:
+            try:
+                return LoadedConfig(decode(data, path.name), path, False, None)
+            except StoreCorruptError as exc:
+                reason = f"unparsable ({exc.message})"
+        if attempt < retries:
+            sleep(retry_delay)
+
+    bak_data = _read(bak)
+    if bak_data is None or not bak_data.strip():
+        state = "missing" if bak_data is None else "empty"
+        return LoadedConfig(
+            None,
+            None,
+            False,
+            f"{path.name} is {reason} and {bak.name} is {state}: reading it as empty, as the broker would",
+        )
+    try:
+        value = decode(bak_data, bak.name)
+    except StoreCorruptError as exc:
+        raise StoreCorruptError(
+            f"{path.name} is {reason} and its backup {bak.name} is corrupt too: {exc.message}",
+            hint="the broker would refuse to start on this store; restore the file by hand",
+        ) from None
+    return LoadedConfig(value, bak, True, f"{path.name} is {reason}; using {bak.name}, as the broker would")
+
+
+@dataclass(frozen=True)
+class LoadedOffsets:
+    table: OffsetTable
+    path: Path | None
+    fell_back: bool
+    warning: str | None
+
+
+def load_consumer_offsets(config_dir: Path, *, retries: int = 3, retry_delay: float = 0.05) -> LoadedOffsets:
+    loaded = load_config_file(
+        Path(config_dir) / CONSUMER_OFFSET_FILE,
+        decode_consumer_offsets,
+        retries=retries,
+        retry_delay=retry_delay,
+    )
+    table = loaded.value if loaded.value is not None else OffsetTable()
+    return LoadedOffsets(table, loaded.path, loaded.fell_back, loaded.warning)
+
+
+# ---------------------------------------------------------------------------------------------
+# Client side: <dir>/<clientId>/<group>/offsets.json of broadcasting consumers (spec 2.7)
+
+
+def decode_client_offsets(data: bytes, what: str = "offsets.json") -> dict[MessageQueue, int]:
+    doc = decode_document(data, what)
+    raw = doc.get("offsetTable") or {}
+    if not isinstance(raw, dict):
+        raise StoreCorruptError(f"{what}: offsetTable is not an object")
+    out: dict[MessageQueue, int] = {}
+    for key, offset in raw.items():
+        if not isinstance(key, FrozenKey):
+            raise StoreCorruptError(f"{what}: offsetTable key {key!r} is not a MessageQueue object")
+        topic, broker = key.get("topic"), key.get("brokerName")
+        if not isinstance(topic, str) or not isinstance(broker, str):
+            raise StoreCorruptError(f"{what}: MessageQueue key {key!r} lacks topic or brokerName")
+        mq = MessageQueue(topic, broker, as_int(key.get("queueId"), f"{what}: queueId", _INT32))
+        out[mq] = as_int(offset, f"{what}: offset of {mq}")
+    return out
