@@ -1,0 +1,127 @@
+"""Where things live in a broker's store root, and which layouts mqctl refuses (spec 1)."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from mqctl.errors import StoreError, StoreUnsupportedError
+
+__all__ = ["StoreLayout"]
+
+_EXPECTED = "(expected config/, consumequeue/, commitlog/)"
+
+
+def _dledger_dirs(root: Path) -> list[Path]:
+    # DLedger keeps its log under <root>/dledger-<selfId>/{data,index} unless
+    # storePathDLedgerCommitLog points elsewhere; a plain commit log dir holds only
+    # 20-digit segment files, so any subdirectory there is DLedger's (or unknown) too.
+    found = sorted(p for p in root.glob("dledger-*") if p.is_dir())
+    commitlog = root / "commitlog"
+    if commitlog.is_dir():
+        found += sorted(p for p in commitlog.iterdir() if p.is_dir())
+    return found
+
+
+@dataclass(frozen=True)
+class StoreLayout:
+    """A validated broker store root (``storePathRootDir``) of broker ``name``."""
+
+    root: Path
+    name: str
+    rocksdb_metadata: bool = False  # RocksDB metadata sits next to the JSON files, which may be stale
+
+    @classmethod
+    def open(cls, root: Path, name: str) -> StoreLayout:
+        root = Path(root)
+        if not root.is_dir() or not any((root / d).is_dir() for d in ("config", "consumequeue", "commitlog")):
+            raise StoreError(
+                f"not a RocketMQ store root: {root} {_EXPECTED}",
+                hint="pass the broker's storePathRootDir (default ~/store)",
+            )
+        where = f"store {name} ({root})"
+        if (root / "consumequeue" / "CURRENT").exists():
+            raise StoreUnsupportedError(
+                f"{where}: consumequeue/ is a RocksDB database (storeType=defaultRocksDB); "
+                "mqctl reads only file-based consume queues",
+                hint="query this broker through the name server instead (--namesrv)",
+            )
+        config = root / "config"
+        rocksdb_meta = [d for d in ("consumerOffsets", "rdb") if (config / d).is_dir()]
+        has_json = any((config / f).exists() for f in ("consumerOffset.json", "consumerOffset.json.bak"))
+        if rocksdb_meta and not has_json:
+            raise StoreUnsupportedError(
+                f"{where}: consumer offsets are kept in RocksDB (config/{rocksdb_meta[0]}/) and there is "
+                "no consumerOffset.json; mqctl reads only the JSON metadata files",
+                hint="query this broker through the name server instead (--namesrv)",
+            )
+        dledger = _dledger_dirs(root)
+        if dledger:
+            raise StoreUnsupportedError(
+                f"{where}: DLedger commit log found ({dledger[0].relative_to(root)}/); "
+                "mqctl reads only the plain commit log format",
+                hint="query this broker through the name server instead (--namesrv)",
+            )
+        return cls(root=root, name=name, rocksdb_metadata=bool(rocksdb_meta))
+
+    @property
+    def config_dir(self) -> Path:
+        return self.root / "config"
+
+    @property
+    def consumequeue_dir(self) -> Path:
+        return self.root / "consumequeue"
+
+    @property
+    def commitlog_dirs(self) -> list[Path]:
+        # A multi-path storePathCommitLog lives outside the root and is not discoverable from it.
+        return [self.root / "commitlog"]
+
+    def queue_dir(self, topic: str, queue_id: int) -> Path:
+        if not topic or topic in (".", "..") or "/" in topic or "\0" in topic:
+            raise StoreError(f"invalid topic name for a store path: {topic!r}")
+        return self.consumequeue_dir / topic / str(int(queue_id))
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / "lock"
+
+    @property
+    def abort_path(self) -> Path:
+        return self.root / "abort"
+
+    def lock_held(self) -> bool:
+        """Whether another process holds the broker's lock on byte 0 of ``lock`` (a live broker).
+
+        Never creates or truncates the file. POSIX record locks belong to the process and are
+        all dropped when any of its descriptors for the file closes, so this must not be
+        called while this same process holds a lock on ``lock``.
+        """
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR)
+            mode = fcntl.LOCK_EX
+        except FileNotFoundError:
+            return False
+        except PermissionError:
+            # A read-only store: a shared lock still conflicts with the broker's exclusive one.
+            try:
+                fd = os.open(self.lock_path, os.O_RDONLY)
+            except OSError as exc:
+                raise StoreError(f"cannot open {self.lock_path}: {exc.strerror}") from None
+            mode = fcntl.LOCK_SH
+        except OSError as exc:
+            raise StoreError(f"cannot open {self.lock_path}: {exc.strerror}") from None
+        try:
+            try:
+                fcntl.lockf(fd, mode | fcntl.LOCK_NB, 1, 0)
+            except OSError as exc:
+                if exc.errno in (errno.EACCES, errno.EAGAIN):
+                    return True
+                raise StoreError(f"cannot test the lock on {self.lock_path}: {exc.strerror}") from None
+            fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0)
+            return False
+        finally:
+            os.close(fd)
