@@ -57,7 +57,7 @@ class _Broker:
             loaded = load_topics(self.layout.config_dir)
             if loaded.warning:
                 self._warnings.append(f"{self.name}: {loaded.warning}")
-            self._topics = dict(loaded.value)
+            self._topics = dict(loaded.value or {})
         return self._topics
 
     @property
@@ -68,7 +68,7 @@ class _Broker:
             loaded = load_subscription_groups(self.layout.config_dir)
             if loaded.warning:
                 self._warnings.append(f"{self.name}: {loaded.warning}")
-            self._groups = dict(loaded.value)
+            self._groups = dict(loaded.value or {})
         return self._groups
 
     @property

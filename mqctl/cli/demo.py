@@ -28,14 +28,27 @@ def demo(
 
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"{path} exists and is not an empty directory", "give a new path")
-    summary = build_demo_store(path, now_ms=now_ms)
+    from mqctl.store.demo import broker_conf_lines
+
+    s = build_demo_store(path, now_ms=now_ms)
+    store = f"--store {s.broker_name}={path}"
     out = sys.stdout
     out.write(f"demo store written to {path}\n")
-    for line in summary.describe():
+    out.write(
+        f"  broker {s.broker_name}: {s.message_count} messages in {len(s.topics)} topics "
+        f"({', '.join(s.topics)}), {len(s.groups)} groups ({', '.join(s.groups)})\n"
+    )
+    out.write(
+        f"  commit log segments of {s.commitlog_file_size} bytes ({s.commitlog_segments} left after "
+        f"expiry, min offset {s.commitlog_min_offset}); consume-queue files of {s.cq_file_size} bytes\n"
+    )
+    out.write("\nto load it in a real RocketMQ 5.x broker, put these in broker.conf:\n")
+    for line in broker_conf_lines(s):
         out.write(f"  {line}\n")
-    out.write(f"\ntry:\n  mqctl consumerProgress --store {summary.broker_name}={path}\n")
-    for g in summary.groups[:1]:
-        out.write(f"  mqctl consumerProgress -g {g} --store {summary.broker_name}={path}\n")
+    out.write(f"\ntry:\n  mqctl consumerProgress {store}\n")
+    out.write(f"  mqctl consumerProgress -g order-analytics {store} --tags 'paid'\n")
+    out.write(f"  mqctl allocateMQ -t OrderEvents -i 10.0.0.1,10.0.0.2,10.0.0.3 {store}\n")
+    out.write(f"  mqctl resetOffsetByTime -g order-analytics -t OrderEvents -s now {store}\n")
 
 
 demo.__doc__ = HELP
