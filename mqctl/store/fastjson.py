@@ -34,6 +34,15 @@ MAX_DEPTH = 256
 _WS = re.compile(r"[ \t\r\n\f\b]*")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", re.ASCII)
 _INT_KEY = re.compile(r"-?\d+", re.ASCII)
+_NEXT = re.compile(r"[ \t\r\n\f\b]*(.)", re.DOTALL)
+# Fast path for the bulk of consumerOffset.json: a non-empty map of int keys to int values,
+# e.g. {0:250,1:251}. Anything else (or anything malformed) goes through the general parser.
+_INT_MAP = re.compile(
+    r"\{(?:[ \t\r\n]*-?\d+[ \t\r\n]*:[ \t\r\n]*-?\d+[ \t\r\n]*,)*"
+    r"[ \t\r\n]*-?\d+[ \t\r\n]*:[ \t\r\n]*-?\d+[ \t\r\n]*\}",
+    re.ASCII,
+)
+_INT_PAIR = re.compile(r"(-?\d+)[ \t\r\n]*:[ \t\r\n]*(-?\d+)", re.ASCII)
 _LITERALS = (("true", True), ("false", False), ("null", None))
 
 
@@ -102,10 +111,13 @@ class _Parser:
         self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
 
     def peek(self) -> str:
-        self.skip_ws()
-        if self.pos >= len(self.text):
+        """Skip whitespace and return the next character without consuming it."""
+        m = _NEXT.match(self.text, self.pos)
+        if m is None:
+            self.skip_ws()
             raise self.fail("unexpected end of text")
-        return self.text[self.pos]
+        self.pos = m.start(1)
+        return m.group(1)
 
     def expect(self, ch: str) -> None:
         if self.peek() != ch:
@@ -168,6 +180,10 @@ class _Parser:
         return int(m.group())
 
     def obj(self, depth: int) -> dict[Any, Any]:
+        fast = _INT_MAP.match(self.text, self.pos)
+        if fast is not None:
+            self.pos = fast.end()
+            return {int(k): int(v) for k, v in _INT_PAIR.findall(fast.group())}
         self.pos += 1  # "{"
         out: dict[Any, Any] = {}
         while True:

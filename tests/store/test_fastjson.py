@@ -221,3 +221,25 @@ def test_truncated_text_is_corrupt(n: int) -> None:
 def test_truncated_offsets_is_corrupt(n: int) -> None:
     with pytest.raises(StoreCorruptError):
         loads(CONSUMER_OFFSET_TEXT[:n])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{ 0 : 1 ,\n\t2:-3}", {0: 1, 2: -3}),
+        ("{0:1,}", {0: 1}),
+        ("{0:1.5}", {0: 1.5}),
+        ('{0:"1"}', {0: "1"}),
+        ('{0:1,"a":2}', {0: 1, "a": 2}),
+        ("{0:1,0:2}", {0: 2}),
+    ],
+)
+def test_int_map_fast_path_agrees_with_general_parser(text: str, expected: dict) -> None:
+    assert loads(text) == expected
+    assert loads("[" + text + "]") == [expected]
+
+
+@pytest.mark.parametrize("text", ["{0:1", "{0:1,", "{0:}", "{0 1}", "{0:1 2:3}"])
+def test_int_map_malformed(text: str) -> None:
+    with pytest.raises(StoreCorruptError):
+        loads(text)
