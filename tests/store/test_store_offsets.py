@@ -316,3 +316,12 @@ def test_decode_client_offsets_rejects(data: bytes) -> None:
 def test_client_truncated_is_corrupt(n: int) -> None:
     with pytest.raises(StoreCorruptError):
         decode_client_offsets(CLIENT_TEXT[:n])
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=80))
+def test_client_random_bytes_only_typed_errors(data: bytes) -> None:
+    try:
+        decode_client_offsets(data)
+    except StoreCorruptError:
+        pass
