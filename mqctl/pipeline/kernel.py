@@ -67,11 +67,18 @@ def _mask(entries: np.ndarray | bytes | bytearray | memoryview, hashes: Iterable
     col = _native_tags(arr)
     if keys.size == 0:
         return np.zeros(col.shape, dtype=bool)
+    if keys.size == 1:
+        return col == keys[0]
+    # Several passes: gather the strided column once (a plain 8-byte copy, still no byte swap);
+    # each compare over contiguous int64 then costs a fraction of one over the 20-byte stride.
+    col = np.ascontiguousarray(col)
     if keys.size > _MAX_EQ_PASSES:
         return np.isin(col, keys)
     mask = col == keys[0]
+    tmp = np.empty_like(mask)
     for k in keys[1:]:
-        mask |= col == k
+        np.equal(col, k, out=tmp)
+        mask |= tmp
     return mask
 
 
