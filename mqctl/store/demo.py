@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mqctl.errors import StoreError, UsageError
 from mqctl.store.writer import StoreWriter
 
 __all__ = [
@@ -104,7 +105,23 @@ def _body(rng: random.Random, kind: str, n: int, status: str | None) -> bytes:
 
 
 def build_demo_store(root: Path, *, now_ms: int | None = None, seed: int = 7) -> DemoSummary:
-    """Write the demo store into ``root`` (which must not hold a store) and describe it."""
+    """Write the demo store into ``root`` (new or empty directory) and describe it.
+
+    Raises ``UsageError`` when ``root`` is a file or a non-empty directory, ``StoreError`` when
+    the files cannot be written.
+    """
+    root = Path(root)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise UsageError(
+            f"{root} is not a new or empty directory", hint="choose a path that does not exist yet"
+        )
+    try:
+        return _build(root, now_ms, seed)
+    except OSError as exc:
+        raise StoreError(f"cannot write the demo store in {root}: {exc.strerror or exc}") from None
+
+
+def _build(root: Path, now_ms: int | None, seed: int) -> DemoSummary:
     now = int(time.time() * 1000) if now_ms is None else now_ms
     rng = random.Random(seed)
     w = StoreWriter(

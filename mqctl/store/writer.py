@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mqctl.errors import UsageError
 from mqctl.store.fastjson import dumps_pretty
 from mqctl.store.javahash import java_string_hash
 from mqctl.store.offsets import OffsetTable, encode_consumer_offsets
@@ -223,7 +224,8 @@ def _write_at(path: Path, position: int, data: bytes | bytearray) -> None:
 class StoreWriter:
     """Append messages, topics, groups and offsets; ``close()`` writes config and checkpoint.
 
-    Not thread-safe; one writer per directory. The directory must not hold a store already.
+    Not thread-safe; one writer per directory. The directory must not hold a store already
+    (``UsageError``). API misuse (unknown topic, decreasing store time) raises ``ValueError``.
     """
 
     def __init__(
@@ -270,7 +272,7 @@ class StoreWriter:
         self._closed = False
 
         if (self.root / "commitlog").exists() or (self.root / "config").exists():
-            raise ValueError(f"{self.root} already holds a store")
+            raise UsageError(f"{self.root} already holds a store", hint="choose a new or empty directory")
         for sub in ("commitlog", "consumequeue", "config", "index"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         _create_preallocated(self._segment_path(0), self.commitlog_file_size)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mqctl.errors import UsageError
 from mqctl.store.writer import StoreWriter, encode_cq_entry, encode_record
 from tests.store._storeparse import (
     V1,
@@ -382,7 +383,7 @@ def test_expire_commitlog_deletes_segments_and_expired_cq_files(tmp_path: Path) 
 
 def test_refuses_existing_store(tmp_path: Path) -> None:
     StoreWriter(tmp_path).close()
-    with pytest.raises(ValueError):
+    with pytest.raises(UsageError):
         StoreWriter(tmp_path)
 
 
