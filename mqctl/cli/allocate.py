@@ -1,0 +1,145 @@
+"""mqctl allocateMQ — mqadmin allocateMQ on a store, with every client strategy and what-if diffs."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.options import (
+    NamesrvOpt,
+    OutputFormat,
+    OutputOpt,
+    ProfileOpt,
+    StoreOpt,
+    open_backend,
+    resolve_format,
+)
+from mqctl.errors import UsageError
+
+HELP = """Show how a topic's read-permitted queues (on every broker) are allocated to a list of
+consumer client ids, as a consumer group's rebalance would do it.
+
+By default the queues are taken in mqadmin's order (Java HashSet order) and the ids as given,
+so -o plain prints exactly mqadmin's JSON line. A live consumer sorts both first: add --sorted
+to see its real allocation.
+
+-t A,B allocates each topic on its own, as consumers do, and shows per-consumer totals: with
+AVG the first consumers get the extra queue of every topic, which is the imbalance the table
+reports. -o plain then prints one mqadmin line per topic.
+
+Strategies (--strategy, names as the Java client's getName()): AVG (default), AVG_BY_CIRCLE,
+CONSISTENT_HASH (--virtual-nodes), MACHINE_ROOM (--consumer-idcs; brokers named IDC@name),
+MACHINE_ROOM_NEARBY (--delegate; broker room = brokerName before '@' or --broker-rooms, consumer
+room = client id after its last '@' or --consumer-rooms), CONFIG (--config-queues).
+
+--compare-with IPLIST: which queues move when the consumer list changes (table and json).
+
+mqadmin equivalent: mqadmin allocateMQ -t TOPIC -i IPLIST"""
+
+
+class StrategyName(str, Enum):
+    AVG = "AVG"
+    AVG_BY_CIRCLE = "AVG_BY_CIRCLE"
+    CONSISTENT_HASH = "CONSISTENT_HASH"
+    MACHINE_ROOM = "MACHINE_ROOM"
+    MACHINE_ROOM_NEARBY = "MACHINE_ROOM_NEARBY"
+    CONFIG = "CONFIG"
+
+
+def _opt(*names: str, help: str, metavar: str | None = None):  # type: ignore[no-untyped-def]
+    return typer.Option(*names, help=help, metavar=metavar, show_default=False)
+
+
+@handle_errors
+def allocate_mq(
+    topic: Annotated[str, _opt("--topic", "-t", help="Topic name; A,B for several topics.")],
+    ip_list: Annotated[
+        str, _opt("--ipList", "-i", help="Consumer client ids, comma separated (mqadmin: split on ',').")
+    ],
+    strategy: Annotated[
+        StrategyName, typer.Option("--strategy", help="Allocation strategy.", case_sensitive=False)
+    ] = StrategyName.AVG,
+    sort: Annotated[
+        bool, typer.Option("--sorted", help="Sort queues and ids first, as a live consumer's rebalance does.")
+    ] = False,
+    virtual_nodes: Annotated[
+        int, typer.Option("--virtual-nodes", metavar="N", help="CONSISTENT_HASH: virtual nodes per client.")
+    ] = 10,
+    consumer_idcs: Annotated[
+        str | None, _opt("--consumer-idcs", metavar="IDC,..", help="MACHINE_ROOM: the consumers' IDCs.")
+    ] = None,
+    delegate: Annotated[
+        StrategyName,
+        typer.Option("--delegate", help="MACHINE_ROOM_NEARBY: strategy inside a room.", case_sensitive=False),
+    ] = StrategyName.AVG,
+    broker_rooms: Annotated[
+        str | None,
+        _opt("--broker-rooms", metavar="BROKER=ROOM,..", help="MACHINE_ROOM_NEARBY: broker rooms."),
+    ] = None,
+    consumer_rooms: Annotated[
+        str | None, _opt("--consumer-rooms", metavar="ID=ROOM,..", help="MACHINE_ROOM_NEARBY: client rooms.")
+    ] = None,
+    config_queues: Annotated[
+        list[str] | None,
+        _opt(
+            "--config-queues", metavar="[TOPIC/]BROKER:QID,..", help="CONFIG: the fixed queues (repeatable)."
+        ),
+    ] = None,
+    compare_with: Annotated[
+        str | None,
+        _opt("--compare-with", metavar="IPLIST", help="Show the queues that move to this id list."),
+    ] = None,
+    store: StoreOpt = None,
+    profile: ProfileOpt = None,
+    namesrv: NamesrvOpt = None,
+    output: OutputOpt = None,
+) -> None:
+    from mqctl.ops import allocate as ops
+    from mqctl.render import allocate as render
+
+    topics = [t.strip() for t in topic.split(",") if t.strip()]
+    if not topics:
+        raise UsageError("-t/--topic names no topic")
+    ips = ops.split_ip_list(ip_list.strip())
+    strat = ops.build_strategy(
+        strategy.value,
+        virtual_nodes=virtual_nodes,
+        consumer_idcs=[x.strip() for x in (consumer_idcs or "").split(",") if x.strip()],
+        delegate=delegate.value,
+        broker_rooms=ops.parse_mapping(broker_rooms, "--broker-rooms"),
+        consumer_rooms=ops.parse_mapping(consumer_rooms, "--consumer-rooms"),
+        config_queues=config_queues or [],
+    )
+    fmt = resolve_format(output)
+    with open_backend(store, profile, namesrv) as backend:
+        result = ops.allocate_mq(backend, topics, ips, strat, sort=sort)
+        other_ips = ops.split_ip_list(compare_with.strip()) if compare_with is not None else None
+        moves = None
+        if other_ips is not None:
+            moves = ops.compare(result, ops.allocate_mq(backend, topics, other_ips, strat, sort=sort))
+        for w in getattr(backend, "warnings", []):
+            warn(w)
+        backend_name = getattr(backend, "name", None)
+    out = sys.stdout
+    if fmt is OutputFormat.plain:
+        if moves is not None:
+            warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")
+        render.plain(result, out)
+    elif fmt is OutputFormat.json:
+        from mqctl.render.jsonout import write_json
+
+        write_json(render.json_doc(result, moves, other_ips, backend_name), out)
+    elif fmt is OutputFormat.csv:
+        from mqctl.render.csvout import write_csv
+
+        write_csv(render.CSV_COLUMNS, render.csv_rows(result), out)
+    else:
+        render.table(result, out, moves, other_ips)
+    out.flush()
+
+
+allocate_mq.__doc__ = HELP

@@ -1,0 +1,164 @@
+"""allocateMQ output: mqadmin's JSON line, a rich table, a JSON document and CSV."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from mqctl.model import MessageQueue
+from mqctl.ops.javaorder import hashmap_order, java_string_hash
+from mqctl.store.fastjson import dumps_compact
+
+if TYPE_CHECKING:
+    from mqctl.ops.allocate import AllocationResult, Move, TopicAllocation
+
+SCHEMA = "mqctl/allocateMQ/v1"
+CSV_COLUMNS = ["consumer", "topic", "brokerName", "queueId"]
+
+
+def _bean(mq: MessageQueue) -> dict[str, Any]:
+    # fastjson writes bean properties sorted by name.
+    return {"brokerName": mq.broker_name, "queueId": mq.queue_id, "topic": mq.topic}
+
+
+def plain_line(t: TopicAllocation) -> str:
+    """mqadmin's ``{"result":{...}}`` for one topic: keys in the HashMap's iteration order."""
+    # mqadmin puts one entry per -i item in list order; a repeated id overwrites with an equal list.
+    puts = [(cid, t.queues_of(cid)) for cid in t.cid_all]
+    result = {cid: [_bean(mq) for mq in qs] for cid, qs in hashmap_order(puts, java_string_hash)}
+    return dumps_compact({"result": result})
+
+
+def plain(r: AllocationResult, out: TextIO) -> None:
+    """One mqadmin line per topic (``-t A,B`` prints what ``-t A`` then ``-t B`` would)."""
+    for t in r.topics:
+        out.write(plain_line(t) + "\n")
+
+
+def _move_dict(m: Move) -> dict[str, Any]:
+    return {**_bean(m.queue), "from": list(m.before), "to": list(m.after)}
+
+
+def json_doc(
+    r: AllocationResult,
+    moves: Sequence[Move] | None = None,
+    compare_with: Sequence[str] | None = None,
+    backend: str | None = None,
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {"schema": SCHEMA}
+    if backend:
+        doc["backend"] = backend
+    doc.update(
+        {
+            "strategy": r.strategy,
+            "order": "sorted" if r.sorted else "mqadmin",
+            "topics": [
+                {
+                    "topic": t.topic,
+                    "queueCount": len(t.mq_all),
+                    "result": {cid: [_bean(mq) for mq in qs] for cid, qs in t.result},
+                    "unassigned": [_bean(mq) for mq in t.unassigned],
+                }
+                for t in r.topics
+            ],
+            "result": {cid: [_bean(mq) for mq in r.queues_of(cid)] for cid in r.clients},
+            "totals": r.totals,
+            "queueCount": r.queue_count,
+            "imbalance": r.imbalance,
+        }
+    )
+    if moves is not None:
+        doc["compareWith"] = list(compare_with or [])
+        doc["moves"] = [_move_dict(m) for m in moves]
+    return doc
+
+
+def csv_rows(r: AllocationResult) -> list[list[Any]]:
+    return [
+        [cid, mq.topic, mq.broker_name, mq.queue_id] for t in r.topics for cid, qs in t.result for mq in qs
+    ]
+
+
+def _java_key(s: str) -> bytes:
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def compact_queues(qs: Sequence[MessageQueue]) -> str:
+    """``broker-a:0,1,3 broker-b:2`` — brokers and ids sorted, whatever the allocation order."""
+    by_broker: dict[str, list[int]] = {}
+    for mq in qs:
+        by_broker.setdefault(mq.broker_name, []).append(mq.queue_id)
+    return " ".join(
+        f"{b}:{','.join(str(q) for q in sorted(by_broker[b]))}" for b in sorted(by_broker, key=_java_key)
+    )
+
+
+def _esc(s: str) -> str:
+    # Client ids and broker names are user data; an IPv6 "[::1]" must not be read as rich markup.
+    return s.replace("[", "\\[")
+
+
+def table(
+    r: AllocationResult,
+    out: TextIO,
+    moves: Sequence[Move] | None = None,
+    compare_with: Sequence[str] | None = None,
+) -> None:
+    from mqctl.render.table import Column, TableSpec, write_table
+
+    multi = len(r.topics) > 1
+    cols = [Column("Consumer")]
+    if multi:
+        cols += [Column(t.topic, "right") for t in r.topics]
+    cols += [Column("Total" if multi else "Count", "right"), Column("Queues")]
+    totals = r.totals
+    top = max(totals.values(), default=0)
+    rows: list[Sequence[Any]] = []
+    styles: list[str | None] = []
+    for cid in r.clients:
+        cells: list[Any] = [_esc(cid) if cid else "(empty)"]
+        if multi:
+            cells += [len(t.queues_of(cid)) for t in r.topics]
+        if multi:
+            queues = "; ".join(
+                f"{_esc(t.topic)} {_esc(compact_queues(t.queues_of(cid)))}"
+                for t in r.topics
+                if t.queues_of(cid)
+            )
+        else:
+            queues = _esc(compact_queues(r.queues_of(cid)))
+        cells += [totals[cid], queues or "-"]
+        rows.append(cells)
+        styles.append(
+            "dim" if totals[cid] == 0 else ("yellow" if r.imbalance > 1 and totals[cid] == top else None)
+        )
+
+    n = len(r.clients)
+    order = (
+        "sorted like a consumer's rebalance" if r.sorted else "mqadmin's order: HashSet queues, -i as given"
+    )
+    footer = [f"\nStrategy {r.strategy} ({order}), {n} consumer{'s' if n != 1 else ''}"]
+    footer += [f"{_esc(t.topic)}: {len(t.mq_all)} readable queues" for t in r.topics]
+    if n:
+        even = 0 if r.queue_count % n == 0 else 1
+        footer.append(
+            f"Imbalance: {r.imbalance} (max {top}, min {min(totals.values())} queues per consumer; "
+            f"an even split of {r.queue_count} queues would differ by at most {even})"
+        )
+    for t in r.topics:
+        if t.unassigned and r.strategy != "CONFIG":
+            footer.append(
+                f"[yellow]{_esc(t.topic)}: {len(t.unassigned)} queue(s) assigned to nobody "
+                f"({_esc(compact_queues(t.unassigned))})[/yellow]"
+            )
+    if moves is not None:
+        footer.append(f"\nMoves when the consumers become {_esc(','.join(compare_with or []))}: {len(moves)}")
+        for m in moves:
+            before = ",".join(m.before) or "nobody"
+            after = ",".join(m.after) or "nobody"
+            footer.append(
+                f"  {_esc(m.queue.topic)} {_esc(m.queue.broker_name)}:{m.queue.queue_id}  "
+                f"{_esc(before)} -> {_esc(after)}"
+            )
+    title = "allocateMQ " + ", ".join(t.topic for t in r.topics)
+    write_table(TableSpec(cols, rows, title=_esc(title), footer_lines=footer, row_styles=styles), out)
