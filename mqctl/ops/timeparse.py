@@ -60,3 +60,53 @@ def format_duration_ms(ms: int) -> str:
         return f"{h}h{m:02d}m"
     d, h = divmod(h, 24)
     return f"{d}d{h}h"
+
+
+TIMESTAMP_FORMATS = (
+    "'now', epoch milliseconds (e.g. 1700000000000), 'yyyy-MM-dd#HH:mm:ss:SSS' in local time "
+    "(e.g. 2026-11-20#10:00:00:000), or ISO 8601 with an offset (2026-11-20T10:00:00+08:00, ...Z)"
+)
+_EPOCH = re.compile(r"[+-]?\d+", re.ASCII)
+_MQADMIN_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})#(\d{2}):(\d{2}):(\d{2}):(\d{3})", re.ASCII)
+_ISO_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.ASCII)
+_LONG = (-(2**63), 2**63 - 1)
+
+
+def parse_timestamp(text: str, now_ms: int) -> int:
+    """A reset timestamp -> epoch milliseconds (mqadmin's -s, made strict).
+
+    mqadmin's SimpleDateFormat is lenient (month 13 rolls into the next year, trailing text is
+    ignored) and a failure there is a NullPointerException; here anything not exactly one of
+    the accepted forms is a usage error naming them, so a typo never moves offsets.
+    """
+    import datetime as dt
+
+    s = text.strip()
+    bad = UsageError(f"malformed timestamp {text!r}; accepted: {TIMESTAMP_FORMATS}")
+    if s == "now":
+        return now_ms
+    if _EPOCH.fullmatch(s):
+        value = int(s)
+        if not _LONG[0] <= value <= _LONG[1]:
+            raise bad
+        return value
+    m = _MQADMIN_DATE.fullmatch(s)
+    if m:
+        y, mo, d, h, mi, sec, ms = (int(g) for g in m.groups())
+        try:
+            local = dt.datetime(y, mo, d, h, mi, sec)  # naive = the process's local time zone
+            return int(local.timestamp()) * 1000 + ms
+        except (ValueError, OverflowError, OSError):
+            raise bad from None
+    # ISO 8601: an offset is required, a bare local time would be a guess about the zone.
+    if len(s) >= 16 and s[4:5] == "-" and s[10:11] in ("T", "t", " ") and _ISO_OFFSET.search(s):
+        iso = s[:-1] + "+00:00" if s[-1] in "Zz" else s
+        try:
+            parsed = dt.datetime.fromisoformat(iso)
+        except ValueError:
+            raise bad from None
+        if parsed.tzinfo is None:
+            raise bad
+        delta = parsed - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    raise bad

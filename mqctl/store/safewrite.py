@@ -33,7 +33,14 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from mqctl.errors import NotFoundError, RefusedError, StoreCorruptError, StoreError, UsageError
+from mqctl.errors import (
+    NotFoundError,
+    RefusedError,
+    StoreCorruptError,
+    StoreError,
+    StoreUnsupportedError,
+    UsageError,
+)
 
 __all__ = [
     "CRASH_POINTS",
@@ -383,6 +390,13 @@ def apply_offsets_to_stores(
         if not configs[b].is_dir():
             raise StoreError(f"{b}: {roots[b]} is not a broker store (no config/ directory)")
         _check_broker_stopped(b, roots[b], force_abort_file)
+        rocks = [d for d in ("consumerOffsets", "rdb") if (configs[b] / d).is_dir()]
+        if rocks:
+            # The broker reads offsets from RocksDB; it imports the JSON only on its own terms.
+            raise StoreUnsupportedError(
+                f"{b}: consumer offsets live in RocksDB (config/{rocks[0]}/); editing consumerOffset.json "
+                "would not reliably reach the broker; nothing written"
+            )
 
     with contextlib.ExitStack() as stack:
         for b in names:

@@ -1,0 +1,185 @@
+"""resetOffsetByTime output: the dry-run/executed line, mqadmin's reset table, a rich table, JSON, CSV."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+from mqctl.render.plain import front, ljust, local_datetime_ms
+
+if TYPE_CHECKING:
+    from mqctl.ops.reset import ResetPlan
+
+SCHEMA = "mqctl/resetOffsetByTime/v1"
+
+
+def status_line(plan: ResetPlan, journal: dict | None) -> str:
+    """The first line of every text output: which of dry run / executed this was."""
+    what = f"group {plan.group}, topic {plan.topic}, {len(plan.rows)} queue(s)"
+    if plan.undo_of:
+        what = f"undo of {plan.undo_of}: " + what
+    if journal is None:
+        return f"DRY RUN: nothing written ({what}); add --execute to apply"
+    return f"EXECUTED: offsets written ({what}); journal {journal['id']}, undo with --undo {journal['id']}"
+
+
+def _mqadmin_order(plan: ResetPlan) -> list:
+    """Row order of mqadmin's Path B: per-broker HashMaps putAll-ed into one (spec 8.4)."""
+    from mqctl.model import MessageQueue
+    from mqctl.ops.javaorder import hashmap_order, hashmap_putall_order, message_queue_hash
+
+    per_broker: dict[str, list] = {}
+    for r in plan.rows:
+        per_broker.setdefault(r.broker_name, []).append((MessageQueue(r.topic, r.broker_name, r.queue_id), r))
+    maps = [hashmap_order(pairs, message_queue_hash) for pairs in per_broker.values()]
+    return [r for _mq, r in hashmap_putall_order(maps, message_queue_hash)]
+
+
+def plain(plan: ResetPlan, out: TextIO, journal: dict | None, ts_text: str, ts_long: int) -> None:
+    """mqadmin's printf lines (spec/mqadmin.md 4.2 / 4.3) after mqctl's status line."""
+    w = out.write
+    w(status_line(plan, journal) + "\n")
+    if plan.single_queue and len(plan.rows) == 1:
+        r = plan.rows[0]
+        w(
+            f"start reset consumer offset by specified, group[{plan.group}], topic[{plan.topic}], "
+            f"queueId[{r.queue_id}], broker[{r.broker_name}], timestamp(string)[{ts_text}], "
+            f"timestamp(long)[{ts_long}]\n"
+        )
+        w(f"reset consumer offset to {r.target_offset}\n")
+        return
+    w(
+        f"start reset consumer offset by specified, group[{plan.group}], topic[{plan.topic}], "
+        f"force[{'true' if plan.force else 'false'}], timestamp(string)[{ts_text}], timestamp(long)[{ts_long}]\n"
+    )
+    w(f"{ljust('#brokerName', 40)}  {ljust('#queueId', 40)}  {ljust('#offset', 40)}\n")
+    for r in _mqadmin_order(plan):
+        w(f"{ljust(front(r.broker_name, 32), 40)}  {ljust(r.queue_id, 40)}  {ljust(r.target_offset, 40)}\n")
+
+
+def _row_dict(r) -> dict:  # type: ignore[no-untyped-def]
+    return {
+        "brokerName": r.broker_name,
+        "queueId": r.queue_id,
+        "topic": r.topic,
+        "currentOffset": r.current_offset,
+        "targetOffset": r.target_offset,
+        "delta": r.delta,
+        "targetTimestamp": r.target_timestamp,
+        "minOffset": r.min_offset,
+        "maxOffset": r.max_offset,
+        "warning": ",".join(r.warnings),
+    }
+
+
+def json_doc(plan: ResetPlan, journal: dict | None) -> dict:
+    """Also the --export JSON plan format (read back by --from-file)."""
+    doc: dict = {
+        "schema": SCHEMA,
+        "executed": journal is not None,
+        "group": plan.group,
+        "topic": plan.topic,
+        "target": {"kind": plan.target.kind, "value": plan.target.value, "text": plan.target.text},
+        "force": plan.force,
+        "rows": [_row_dict(r) for r in plan.rows],
+        "totals": {
+            "queues": len(plan.rows),
+            "changed": plan.changed,
+            "replayed": plan.replayed,
+            "skipped": plan.skipped,
+        },
+    }
+    if plan.undo_of:
+        doc["undoOf"] = plan.undo_of
+    if journal is not None:
+        doc["journal"] = {"id": journal["id"], "path": journal.get("path")}
+    return doc
+
+
+CSV_COLUMNS = [
+    "group",
+    "topic",
+    "brokerName",
+    "queueId",
+    "currentOffset",
+    "targetOffset",
+    "delta",
+    "targetTimestamp",
+    "minOffset",
+    "maxOffset",
+    "warning",
+    "executed",
+]
+
+
+def csv_rows(plan: ResetPlan, journal: dict | None) -> list[list]:
+    executed = "true" if journal is not None else "false"
+    return [
+        [
+            plan.group,
+            r.topic,
+            r.broker_name,
+            r.queue_id,
+            r.current_offset,
+            r.target_offset,
+            r.delta,
+            r.target_timestamp,
+            r.min_offset,
+            r.max_offset,
+            ",".join(r.warnings),
+            executed,
+        ]
+        for r in plan.rows
+    ]
+
+
+def _signed(d: int | None) -> str:
+    if d is None:
+        return "-"
+    return f"+{d}" if d > 0 else str(d)
+
+
+def table(plan: ResetPlan, out: TextIO, journal: dict | None) -> None:
+    from mqctl.render.table import Column, TableSpec, write_table
+
+    out.write(status_line(plan, journal) + "\n")
+    cols = [
+        Column("Broker"),
+        Column("QID", "right"),
+        Column("Current", "right"),
+        Column("Target", "right"),
+        Column("Delta", "right"),
+        Column("Store Time at Target"),
+        Column("Warning"),
+    ]
+    multi_topic = len({r.topic for r in plan.rows}) > 1
+    if multi_topic:
+        cols.insert(0, Column("Topic"))
+    rows, styles = [], []
+    for r in plan.rows:
+        cells: list = [
+            r.broker_name,
+            r.queue_id,
+            r.current_offset if r.current_offset >= 0 else "(none)",
+            r.target_offset if r.target_offset >= 0 else "(remove)",
+            _signed(r.delta),
+            "-" if r.target_timestamp < 0 else local_datetime_ms(r.target_timestamp),
+            ", ".join(r.warnings),
+        ]
+        if multi_topic:
+            cells.insert(0, r.topic)
+        rows.append(cells)
+        styles.append("yellow" if r.warnings else None)
+    footer = [
+        f"\n{len(plan.rows)} queue(s), {plan.changed} changed: {plan.replayed} message(s) replayed, "
+        f"{plan.skipped} skipped (delta < 0 replays, > 0 skips)"
+    ]
+    write_table(
+        TableSpec(
+            cols,
+            rows,
+            title=f"resetOffsetByTime {plan.group} {plan.topic}",
+            footer_lines=footer,
+            row_styles=styles,
+        ),
+        out,
+    )
