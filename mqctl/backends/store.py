@@ -38,6 +38,7 @@ class _Broker:
         self._groups: dict[str, dict] | None = None
         self._commitlog: CommitLog | None = None
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
+        self._by_group: dict[str, dict[str, dict[int, int]]] | None = None
 
     @property
     def offsets(self) -> LoadedOffsets:
@@ -48,6 +49,17 @@ class _Broker:
             if self._offsets.warning:
                 self._warnings.append(f"{self.name}: {self._offsets.warning}")
         return self._offsets
+
+    def group_offsets(self, group: str) -> dict[str, dict[int, int]]:
+        """topic -> {queueId: offset}; the table is indexed by group once, not scanned per call."""
+        if self._by_group is None:
+            index: dict[str, dict[str, dict[int, int]]] = {}
+            for key, queues in self.offsets.table.offsets.items():
+                topic, sep, g = key.rpartition("@")
+                if sep:
+                    index.setdefault(g, {})[topic] = queues
+            self._by_group = index
+        return self._by_group.get(group, {})
 
     @property
     def topics(self) -> dict[str, TopicConfig]:
@@ -131,7 +143,8 @@ class StoreBackend:
     def groups(self) -> Sequence[str]:
         names: set[str] = set()
         for b in self._brokers.values():
-            names.update(b.offsets.table.groups())
+            b.group_offsets("")
+            names.update(g for g in (b._by_group or {}) if g)
         return sorted(names)
 
     def subscription_groups(self, broker: str) -> Mapping[str, dict]:
@@ -139,7 +152,7 @@ class StoreBackend:
 
     # --- offsets ----------------------------------------------------------------------
     def committed_offsets(self, broker: str, group: str) -> Mapping[str, Mapping[int, int]]:
-        return self._broker(broker).offsets.table.for_group(group)
+        return self._broker(broker).group_offsets(group)
 
     def queue_offsets(self, broker: str, topic: str, queue_id: int) -> tuple[int, int]:
         cq = self._broker(broker).queue(topic, queue_id)
