@@ -56,9 +56,15 @@ def _opt(*names: str, help: str, metavar: str | None = None):  # type: ignore[no
 
 @handle_errors
 def allocate_mq(
-    topic: Annotated[str, _opt("--topic", "-t", help="Topic name; A,B for several topics.")],
+    topic: Annotated[str, _opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")],
     ip_list: Annotated[
-        str, _opt("--ipList", "-i", help="Consumer client ids, comma separated (mqadmin: split on ',').")
+        str,
+        _opt(
+            "--ipList",
+            "-i",
+            metavar="IPLIST",
+            help="Consumer client ids, comma separated (mqadmin: split on ',').",
+        ),
     ],
     strategy: Annotated[
         StrategyName, typer.Option("--strategy", help="Allocation strategy.", case_sensitive=False)

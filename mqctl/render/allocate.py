@@ -145,6 +145,13 @@ def table(
             f"Imbalance: {r.imbalance} (max {top}, min {min(totals.values())} queues per consumer; "
             f"an even split of {r.queue_count} queues would differ by at most {even})"
         )
+    cid_all = r.topics[0].cid_all if r.topics else ()
+    dups = sorted({c for c in cid_all if cid_all.count(c) > 1})
+    if dups:
+        footer.append(
+            f"[yellow]Listed more than once in -i: {_esc(', '.join(dups))} — an id takes the share of its "
+            "first position; the shares of its later positions go to nobody[/yellow]"
+        )
     for t in r.topics:
         if t.unassigned and r.strategy != "CONFIG":
             footer.append(

@@ -43,7 +43,8 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 def run(stores: list[str], *args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, ["allocateMQ", *args, *stores])
+    # a wide console: rich crops no-wrap table columns to the width it detects
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["allocateMQ", *args, *stores])
     return r.exit_code, r.stdout, r.stderr
 
 
@@ -138,10 +139,20 @@ def test_csv(stores: list[str]) -> None:
 
 def test_table(stores: list[str]) -> None:
     code, out, _ = run(stores, "-t", "TopicTest", "-i", IPS, "-o", "table", "--compare-with", "10.0.0.1")
+    flat = " ".join(out.split())
     assert code == 0
-    assert "broker-a:2,3 broker-b:3" in out  # 10.0.0.1, compact and sorted
-    assert "Imbalance: 1" in out
-    assert "Moves when the consumers become 10.0.0.1: 5" in out
+    assert "10.0.0.1 3 broker-a:2,3 broker-b:3" in flat  # compact and sorted
+    assert "Imbalance: 1" in flat
+    assert "Moves when the consumers become 10.0.0.1: 5" in flat
+
+
+def test_table_flags_duplicate_ids_and_unassigned_queues(stores: list[str]) -> None:
+    # -i a,b,a: 3 slots of 3, 3, 2 queues; "a" takes slot 0 twice, so slot 2 (a0, b1) has no owner
+    code, out, _ = run(stores, "-t", "TopicTest", "-i", "a,b,a", "-o", "table")
+    flat = " ".join(out.split())  # footers wrap at the console width
+    assert code == 0
+    assert "Listed more than once in -i: a" in flat
+    assert "2 queue(s) assigned to nobody (broker-a:0 broker-b:1)" in flat
 
 
 def test_consistent_hash_covers_every_queue_once(stores: list[str]) -> None:
