@@ -8,7 +8,7 @@ _mqctl() {
         case "${COMP_WORDS[i]}" in -*) ;; *) cmd="${COMP_WORDS[i]}"; break ;; esac
     done
     if [[ -z "$cmd" ]]; then
-        COMPREPLY=( $(compgen -W "consumerProgress consumerConnection demo --help --version --debug" -- "$cur") )
+        COMPREPLY=( $(compgen -W "consumerProgress allocateMQ resetOffsetByTime consumerConnection demo --help --version --debug" -- "$cur") )
         return 0
     fi
     case "$cmd" in
@@ -17,6 +17,20 @@ _mqctl() {
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
             COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --cluster -c --tags --verify-tags --max-lag --max-lag-time --store -S --profile --namesrvAddr -n --output -o -h --help" -- "$cur") ) ;;
+        allocateMQ)
+            case "$prev" in
+                --strategy) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
+                --delegate) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
+                --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
+            esac
+            COMPREPLY=( $(compgen -W "--topic -t --ipList -i --strategy --sorted --virtual-nodes --consumer-idcs --delegate --broker-rooms --consumer-rooms --config-queues --compare-with --store -S --profile --namesrvAddr -n --output -o -h --help" -- "$cur") ) ;;
+        resetOffsetByTime)
+            case "$prev" in
+                --export) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
+                --from-file) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
+                --output) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
+            esac
+            COMPREPLY=( $(compgen -W "--group -g --topic -t --timestamp -s --force -f --broker -b --queue -q --offset -o --cluster -c --to-earliest --to-latest --to-offset --shift-by --by-duration --execute --export --from-file --undo --unsafe-ignore-abort-file --store -S --profile --namesrvAddr -n --output -h --help" -- "$cur") ) ;;
         consumerConnection)
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
