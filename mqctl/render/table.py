@@ -27,7 +27,10 @@ def write_table(spec: TableSpec, out: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=out, highlight=False, soft_wrap=False)
+    # A terminal gets its own width; a file or pipe (-o table forced) gets the table's natural
+    # width instead of rich's 80-column default, which would crop columns.
+    is_tty = hasattr(out, "isatty") and out.isatty()
+    console = Console(file=out, highlight=False, soft_wrap=False, width=None if is_tty else 1000)
     table = Table(title=spec.title, title_justify="left", header_style="bold", box=None, pad_edge=False)
     for col in spec.columns:
         table.add_column(col.header, justify=col.justify, style=col.style, no_wrap=True)  # type: ignore[arg-type]
