@@ -1,0 +1,156 @@
+"""Fixtures for the compat suite: a real RocketMQ 5.3.3 cluster shared by the whole session.
+
+Prerequisites: a JDK 17+ and the classpath from ``tests/compat/fetch-classpath.sh``. Without
+them the suite skips (one line of reason), or fails loudly when ``CI`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from compat_harness import (
+    LOG_DIR,
+    Fidelity,
+    Received,
+    RocketMQ,
+    Sent,
+    compile_java,
+    lib_dir,
+    missing_prerequisite,
+)
+
+BROKERS = ("broker-a", "broker-b")
+
+_fidelity = Fidelity()
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"compat suite cannot run in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.compat)
+
+
+@pytest.fixture(scope="session")
+def rmq_lib() -> Path:
+    """The directory of RocketMQ 5.3.3 runtime jars."""
+    reason = missing_prerequisite()
+    if reason is not None:
+        _unavailable(reason)
+    return lib_dir()
+
+
+@pytest.fixture(scope="session")
+def fidelity() -> Fidelity:
+    return _fidelity
+
+
+@pytest.fixture(scope="session")
+def rocketmq(
+    rmq_lib: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[RocketMQ]:
+    """NameServer + broker-a + broker-b (cluster MqctlCluster) on free loopback ports."""
+    classes = compile_java(rmq_lib)
+    workdir = tmp_path_factory.mktemp("rocketmq")
+    cluster = RocketMQ(rmq_lib, classes, workdir)
+    try:
+        cluster.start_namesrv()
+        for name in BROKERS:
+            cluster.add_broker(name, workdir / name / "store")
+        cluster.start_brokers(list(BROKERS))
+    except BaseException:
+        cluster.stop_all()
+        cluster.keep_logs()
+        raise
+    try:
+        yield cluster
+    finally:
+        cluster.stop_all()
+        if request.session.testsfailed:
+            dest = cluster.keep_logs()
+            print(f"\ncompat: server logs and command transcript kept in {dest}")
+
+
+# Every topic and group the scenarios use, created in one JVM (java/Admin.java op syntax).
+TOPOLOGY = (
+    "topic:TopicProgress:4:broker-a+broker-b",
+    "topic:TopicTime:2:broker-a+broker-b",
+    "topic:TopicOffline:2:broker-a",
+    "topic:TopicAlloc:3:broker-a",
+    "topic:TopicAlloc:5:broker-b",
+    # write-only on broker-a (perm 2): allocateMQ must leave its queues out
+    "topic:TopicWriteOnly:4:broker-a:2",
+    "topic:TopicWriteOnly:2:broker-b",
+    "group:GroupReset:broker-a+broker-b",
+    "group:GroupTags:broker-a+broker-b",
+)
+
+
+@pytest.fixture(scope="session")
+def cluster(rocketmq: RocketMQ) -> RocketMQ:
+    """The session cluster with every scenario's topics and groups created."""
+    rocketmq.admin(*TOPOLOGY)
+    return rocketmq
+
+
+# Tags cycle with period 5 while the producer round-robins over 8 queues, so every queue holds
+# every tag (and untagged messages).
+TAG_CYCLE = ("TagA", "TagB", "TagC", "TagA", None)
+PROGRESS_PHASE1 = 280  # consumed by GroupProgress: ~35 per queue, past the first 30-entry CQ file
+PROGRESS_PHASE2 = 240  # left unconsumed: the lag
+
+
+@dataclass(frozen=True)
+class ProgressData:
+    topic: str
+    group: str
+    phase1: list[Sent]
+    phase2: list[Sent]
+    consumed: list[Received]
+
+
+def tag_plan(start: int, count: int) -> list[str]:
+    return [f"send {TAG_CYCLE[i % len(TAG_CYCLE)] or '-'} key-{i}" for i in range(start, start + count)]
+
+
+@pytest.fixture(scope="session")
+def progress_data(cluster: RocketMQ) -> ProgressData:
+    """TopicProgress (4 queues on each broker): GroupProgress consumed phase 1, not phase 2."""
+    phase1 = cluster.produce("TopicProgress", tag_plan(0, PROGRESS_PHASE1))
+    consumed = cluster.consume("TopicProgress", "GroupProgress", "*", idle=5, linger=3)
+    phase2 = cluster.produce("TopicProgress", tag_plan(PROGRESS_PHASE1, PROGRESS_PHASE2))
+    cluster.wait_offsets_flushed()
+    return ProgressData("TopicProgress", "GroupProgress", phase1, phase2, consumed)
+
+
+@pytest.fixture(scope="session")
+def progress_mqadmin(cluster: RocketMQ, progress_data: ProgressData) -> str:
+    """``mqadmin consumerProgress -g GroupProgress`` stdout, taken once (nothing changes the group later)."""
+    return cluster.mqadmin_ok("consumerProgress", "-g", progress_data.group)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _fidelity.compared == 0:
+        return
+    terminalreporter.section("mqctl vs RocketMQ 5.3.3")
+    terminalreporter.write_line(_fidelity.summary())
+    for m in _fidelity.mismatches[:50]:
+        terminalreporter.write_line(f"  differs: {m}")
+    if len(_fidelity.mismatches) > 50:
+        terminalreporter.write_line(
+            f"  ... and {len(_fidelity.mismatches) - 50} more (see {LOG_DIR / 'fidelity.txt'})"
+        )
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    (LOG_DIR / "fidelity.txt").write_text(
+        _fidelity.summary() + "\n" + "".join(f"differs: {m}\n" for m in _fidelity.mismatches)
+    )

@@ -1,0 +1,85 @@
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyContext;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.MessageExt;
+
+/**
+ * Tiny push consumer for the mqctl compat tests (clustering mode).
+ *
+ * Usage: java Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS
+ *
+ * Consumes from the group's committed offsets (a group without offsets starts at the first
+ * offset), prints one line per received message
+ *   RECV brokerName queueId queueOffset tag storeTimestamp msgId
+ * and stops after MAX messages (MAX <= 0: no limit) or when nothing arrived for IDLE_SECONDS
+ * (counted from start or from the last message). It then waits LINGER_SECONDS before
+ * shutdown: offset commits are one-way, so the wait lets the periodic commit reach the broker.
+ * Ends with "DONE n".
+ */
+public class Consumer {
+    public static void main(String[] args) throws Exception {
+        if (args.length != 7) {
+            System.err.println("usage: Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS");
+            System.exit(2);
+        }
+        String topic = args[1];
+        int max = Integer.parseInt(args[4]);
+        long idleMs = Long.parseLong(args[5]) * 1000L;
+        long lingerMs = Long.parseLong(args[6]) * 1000L;
+
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2]);
+        consumer.setNamesrvAddr(args[0]);
+        consumer.setInstanceName("compat-consumer-" + ProcessHandle.current().pid());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.setConsumeThreadMin(1);
+        consumer.setConsumeThreadMax(1);
+        consumer.setConsumeMessageBatchMaxSize(1);
+        // Commit every second instead of every 5 s so LINGER_SECONDS can stay short.
+        consumer.setPersistConsumerOffsetInterval(1000);
+        consumer.subscribe(topic, args[3]);
+
+        AtomicInteger count = new AtomicInteger();
+        AtomicLong last = new AtomicLong(System.currentTimeMillis());
+        Object printLock = new Object();
+        consumer.registerMessageListener(new MessageListenerConcurrently() {
+            @Override
+            public ConsumeConcurrentlyStatus consumeMessage(List<MessageExt> msgs, ConsumeConcurrentlyContext ctx) {
+                for (MessageExt m : msgs) {
+                    synchronized (printLock) {
+                        String tag = m.getTags() == null ? "-" : m.getTags();
+                        System.out.println("RECV " + m.getBrokerName() + " " + m.getQueueId() + " "
+                            + m.getQueueOffset() + " " + tag + " " + m.getStoreTimestamp() + " " + m.getMsgId());
+                        System.out.flush();
+                    }
+                    count.incrementAndGet();
+                }
+                last.set(System.currentTimeMillis());
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            }
+        });
+        consumer.start();
+        last.set(System.currentTimeMillis());
+        while (true) {
+            Thread.sleep(100);
+            if (max > 0 && count.get() >= max) {
+                // Stop pulling; messages already pulled are still consumed (and printed).
+                consumer.suspend();
+                break;
+            }
+            if (System.currentTimeMillis() - last.get() >= idleMs) {
+                break;
+            }
+        }
+        Thread.sleep(lingerMs);
+        consumer.shutdown();
+        System.out.println("DONE " + count.get());
+        System.out.flush();
+        System.exit(0);
+    }
+}
