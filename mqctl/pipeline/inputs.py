@@ -1,0 +1,139 @@
+"""Driver-side inputs of lagReport: small config files and the subscription map (no Spark here).
+
+The big data (ConsumeQueue files) is read by Spark; what is read here is a few kilobytes per
+broker: consumerOffset.json, topics.json and the commit log's first segment name.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mqctl.errors import UsageError
+from mqctl.store.subexpr import SubExpr, parse_subexpr
+
+__all__ = [
+    "BrokerInput",
+    "ConsumerQueue",
+    "consumer_queues",
+    "load_broker_input",
+    "load_subscriptions",
+    "parse_subscriptions",
+]
+
+Subscriptions = Mapping[str, Mapping[str, SubExpr]]  # group -> topic -> expression
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInput:
+    """What the job needs to know about one broker's store before Spark reads its CQ files."""
+
+    broker_name: str
+    root: Path
+    commitlog_dirs: tuple[str, ...]
+    commitlog_min: int
+    offsets: Mapping[str, Mapping[int, int]]  # "topic@group" -> {queueId: committed offset}
+    read_queue_nums: Mapping[str, int]  # topic -> readQueueNums, only topics with a config
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerQueue:
+    """One (broker, group, topic, queue) the report covers; committed is -1 when none is stored."""
+
+    broker_name: str
+    group: str
+    topic: str
+    queue_id: int
+    committed: int
+    sub: SubExpr | None
+
+
+def load_broker_input(broker_name: str, root: Path) -> BrokerInput:
+    from mqctl.store.commitlog import CommitLog
+    from mqctl.store.layout import StoreLayout
+    from mqctl.store.metadata import load_topics
+    from mqctl.store.offsets import load_consumer_offsets
+
+    layout = StoreLayout.open(Path(root), broker_name)
+    offsets = load_consumer_offsets(layout.config_dir)
+    topics = load_topics(layout.config_dir)
+    with CommitLog(layout.commitlog_dirs) as cl:
+        cl_min = cl.min_offset
+    warnings = tuple(f"{broker_name}: {w}" for w in (offsets.warning, topics.warning) if w)
+    return BrokerInput(
+        broker_name=broker_name,
+        root=layout.root.resolve(),
+        commitlog_dirs=tuple(str(d) for d in layout.commitlog_dirs),
+        commitlog_min=cl_min,
+        offsets={k: dict(v) for k, v in offsets.table.offsets.items()},
+        read_queue_nums={name: cfg.read_queue_nums for name, cfg in (topics.value or {}).items()},
+        warnings=warnings,
+    )
+
+
+def consumer_queues(
+    brokers: Iterable[BrokerInput], subscriptions: Subscriptions | None
+) -> list[ConsumerQueue]:
+    """The rows GET_CONSUME_STATS would report, for every group of every broker.
+
+    Per broker: every ``topic@group`` key of the offset table whose topic has a config there,
+    with all queue ids 0..readQueueNums-1 (queues without a stored offset read as -1).
+    """
+    out: list[ConsumerQueue] = []
+    for b in brokers:
+        for key, by_queue in b.offsets.items():
+            topic, sep, group = key.partition("@")
+            nums = b.read_queue_nums.get(topic)
+            if not sep or nums is None:
+                continue
+            sub = None if subscriptions is None else subscriptions.get(group, {}).get(topic)
+            for qid in range(nums):
+                out.append(ConsumerQueue(b.broker_name, group, topic, qid, int(by_queue.get(qid, -1)), sub))
+    return out
+
+
+def parse_subscriptions(doc: object, what: str) -> dict[str, dict[str, SubExpr]]:
+    if not isinstance(doc, Mapping):
+        raise UsageError(f"{what}: expected a table of group -> topic -> subscription expression")
+    out: dict[str, dict[str, SubExpr]] = {}
+    for group, topics in doc.items():
+        if not isinstance(topics, Mapping):
+            raise UsageError(f"{what}: group {group!r} must map topic names to expressions")
+        subs: dict[str, SubExpr] = {}
+        for topic, expr in topics.items():
+            if not isinstance(expr, str):
+                raise UsageError(
+                    f"{what}: {group}/{topic}: the expression must be a string like 'TagA || TagB'"
+                )
+            subs[str(topic)] = parse_subexpr(expr)
+        out[str(group)] = subs
+    return out
+
+
+def load_subscriptions(path: Path) -> dict[str, dict[str, SubExpr]]:
+    """Read a JSON or TOML file ``{group: {topic: "TagA || TagB"}}`` (TOML when named *.toml)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"--subscriptions {path}: {e.strerror or e}") from None
+    if Path(path).suffix.lower() == ".toml":
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - 3.10 only
+            import tomli as tomllib
+        try:
+            doc: object = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise UsageError(f"--subscriptions {path}: not valid TOML: {e}") from None
+    else:
+        try:
+            doc = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise UsageError(
+                f"--subscriptions {path}: not valid JSON: {e}", "name the file *.toml for TOML"
+            ) from None
+    return parse_subscriptions(doc, str(path))

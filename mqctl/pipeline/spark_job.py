@@ -1,0 +1,416 @@
+"""lagReport on Apache Spark: fleet-wide consumer lag as a dataset.
+
+Shape: a session builder, pure DataFrame -> DataFrame transforms over the schemas of
+``spark_schemas``, and ``run_lag_report`` wiring them. Only ``mqctl lagReport`` imports this
+module, so pyspark is imported at the top here and nowhere else.
+
+How the numbers match ``consumerProgress`` (ops/progress.py) while every ConsumeQueue file is
+read exactly once, by Spark:
+- Each CQ file is joined (broadcast, no shuffle of the bytes) with the consumers of its queue, and
+  one Python pass per file computes, per consumer: the file's valid end, its first live entry
+  (physical offset >= commit-log min, not filler), the tag matches in the unconsumed part, and
+  where the entries at consumerOffset-1 and at the first unconsumed offset live in the commit log.
+- Physical offsets grow along a queue, so "first live entry >= consumerOffset" seen per file is
+  exactly max(consumerOffset, minOffset) once the per-file results are folded per queue.
+- Store times then come from a handful of commit-log reads per queue (CommitLog, on executors).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from mqctl.pipeline import spark_schemas as S
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from mqctl.pipeline.inputs import BrokerInput, ConsumerQueue
+
+__all__ = [
+    "QUEUE_KEY",
+    "build_session",
+    "consumer_queues_df",
+    "cq_files_df",
+    "lag_report_df",
+    "queue_consumers_df",
+    "queue_state_df",
+    "run_lag_report",
+    "scan_df",
+    "top_groups_df",
+    "with_store_times",
+    "write_report",
+]
+
+QUEUE_KEY = ["brokerName", "topic", "queueId"]
+_CONSUMER_KEY = [*QUEUE_KEY, "group"]
+_CQ_NAME = r"/consumequeue/([^/]+)/([0-9]+)/([0-9]{20})$"
+_FILLER_SIZE = 0x7FFFFFFF
+# binaryFile rows are whole CQ files (6 MB by default): Arrow's default 10,000 rows per batch
+# would ask a Python worker for 60 GB at once.
+_ROWS_PER_ARROW_BATCH = 8
+
+
+def build_session(
+    master: str | None = None, *, driver_memory: str = "1g", app_name: str = "mqctl-lagReport"
+) -> SparkSession:
+    """The session lagReport runs in.
+
+    Under spark-submit (a gateway is already up) the master and memory come from spark-submit
+    and are left alone; run directly, the default is local[*] with a modest driver.
+    """
+    builder = SparkSession.builder.appName(app_name)
+    launched_by_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master is not None:
+        builder = builder.master(master)
+    elif not launched_by_submit:
+        builder = builder.master("local[*]")
+    if not launched_by_submit:
+        builder = builder.config("spark.driver.memory", driver_memory)
+    return (
+        builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_ROWS_PER_ARROW_BATCH))
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+
+
+def consumer_queues_df(spark: SparkSession, rows: Sequence[ConsumerQueue]) -> DataFrame:
+    """The queues to report, from the driver-side offset tables (schema CONSUMER_QUEUES)."""
+    data = [
+        (
+            r.broker_name,
+            r.group,
+            r.topic,
+            r.queue_id,
+            r.committed,
+            None if r.sub is None else r.sub.match_all,
+            None if r.sub is None else sorted(r.sub.hashes),
+        )
+        for r in rows
+    ]
+    return spark.createDataFrame(data, S.CONSUMER_QUEUES)
+
+
+def cq_files_df(
+    spark: SparkSession, roots: Mapping[str, str], topics: Mapping[str, Sequence[str]]
+) -> DataFrame:
+    """Every ConsumeQueue file of the given topics, one row per file with its bytes (CQ_FILES).
+
+    ``roots`` maps broker name -> store root (any path Spark reads); ``topics`` broker name ->
+    topic directories to read, so queues nobody consumes are never loaded. Commit-log segments
+    are never loaded this way: binaryFile materialises whole files.
+    """
+    frames: list[DataFrame] = []
+    for broker, root in roots.items():
+        wanted = sorted(set(topics.get(broker, ())))
+        if not wanted:
+            continue
+        # Hadoop globs take {a,b}; topic names are [%|a-zA-Z0-9_-]+ so none needs escaping.
+        pattern = f"{root.rstrip('/')}/consumequeue/{{{','.join(wanted)}}}/*/[0-9]*"
+        try:
+            raw = spark.read.format("binaryFile").load(pattern)
+            raw.schema  # noqa: B018 - resolving the relation is what raises PATH_NOT_FOUND
+        except Exception as e:  # AnalysisException: no queue directory of these topics exists
+            if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
+                continue
+            raise
+        frames.append(
+            raw.select(
+                F.lit(broker).alias("brokerName"),
+                F.regexp_extract("path", _CQ_NAME, 1).alias("topic"),
+                F.regexp_extract("path", _CQ_NAME, 2).cast("int").alias("queueId"),
+                (F.regexp_extract("path", _CQ_NAME, 3).cast("long") / F.lit(20))
+                .cast("long")
+                .alias("fileStart"),
+                F.col("content"),
+            ).where(F.col("topic") != "")
+        )
+    if not frames:
+        return spark.createDataFrame([], S.CQ_FILES)
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out.select(*S.CQ_FILES.names)
+
+
+# ---------------------------------------------------------------------------------------------
+# transforms
+
+
+def queue_consumers_df(consumer_queues: DataFrame) -> DataFrame:
+    """Fold the consumers of each queue into one array (QUEUE_CONSUMERS)."""
+    return consumer_queues.groupBy(*QUEUE_KEY).agg(
+        F.collect_list(F.struct("group", "committedOffset", "matchAll", "hashes")).alias("consumers")
+    )
+
+
+def scan_df(cq_files: DataFrame, queue_consumers: DataFrame, commitlog_min: Mapping[str, int]) -> DataFrame:
+    """One kernel pass per CQ file for all consumers of its queue (SCAN).
+
+    The consumers table is small and broadcast, so the file bytes stay where they were read.
+    """
+    joined = cq_files.join(F.broadcast(queue_consumers), QUEUE_KEY, "inner")
+    cl_min = dict(commitlog_min)
+
+    def scan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _scan_batches(batches, cl_min)
+
+    return joined.mapInArrow(scan, S.SCAN)
+
+
+def queue_state_df(scan: DataFrame) -> DataFrame:
+    """Fold the per-file results per (queue, group): broker/min offsets, matches, lookup positions."""
+    oldest = F.when(F.col("oldestIndex").isNotNull(), F.struct("oldestIndex", "oldestPhys", "oldestSize"))
+    last = F.when(F.col("lastPhys").isNotNull(), F.struct("lastPhys", "lastSize"))
+    agg = scan.groupBy(*_CONSUMER_KEY).agg(
+        # max offset comes from the last file only (an empty new file means max = its start).
+        F.max_by("validEnd", "fileStart").alias("brokerOffset"),
+        F.min("liveStart").alias("liveMin"),
+        F.sum("matched").alias("matched"),
+        F.max(last).alias("last"),
+        F.min(oldest).alias("oldest"),
+    )
+    return agg.select(
+        *_CONSUMER_KEY,
+        "brokerOffset",
+        F.coalesce("liveMin", "brokerOffset").alias("minOffset"),
+        "matched",
+        F.col("last.lastPhys").alias("lastPhys"),
+        F.col("last.lastSize").alias("lastSize"),
+        F.col("oldest.oldestPhys").alias("oldestPhys"),
+        F.col("oldest.oldestSize").alias("oldestSize"),
+    )
+
+
+def with_store_times(queue_state: DataFrame, commitlog_dirs: Mapping[str, Sequence[str]]) -> DataFrame:
+    """Add lastTimestamp / oldestUnconsumedTimestamp read from each broker's commit log (0 = none)."""
+    dirs = {k: list(v) for k, v in commitlog_dirs.items()}
+    looked_up = queue_state.select(*_CONSUMER_KEY, "lastPhys", "lastSize", "oldestPhys", "oldestSize")
+
+    def lookup(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _store_time_batches(batches, dirs)
+
+    times = looked_up.mapInArrow(lookup, S.TIMESTAMPS)
+    return queue_state.join(times, _CONSUMER_KEY, "inner")
+
+
+def lag_report_df(consumer_queues: DataFrame, state: DataFrame, now_ms: int) -> DataFrame:
+    """The report (LAG_REPORT): consumerProgress's columns for every consumer queue.
+
+    Queues without any CQ file are empty (min = max = 0). A committed offset of -1 ("none") reads
+    as 0, like the broker; belowMin / aboveMax only judge offsets that were really committed.
+    """
+    j = consumer_queues.join(state, _CONSUMER_KEY, "left")
+    committed = F.col("committedOffset")
+    has_commit = committed >= 0
+    consumer_offset = F.greatest(committed, F.lit(0))
+    broker_offset = F.coalesce("brokerOffset", F.lit(0))
+    min_offset = F.coalesce("minOffset", F.lit(0))
+    oldest = F.coalesce("oldestUnconsumedTimestamp", F.lit(0))
+    matched = F.when(F.col("matchAll").isNull(), F.lit(None).cast("long")).otherwise(
+        F.coalesce("matched", F.lit(0))
+    )
+    return j.select(
+        "group",
+        "topic",
+        "brokerName",
+        "queueId",
+        min_offset.alias("minOffset"),
+        broker_offset.alias("brokerOffset"),
+        consumer_offset.alias("consumerOffset"),
+        (broker_offset - consumer_offset).alias("diff"),
+        matched.alias("matchedDiff"),
+        F.coalesce("lastTimestamp", F.lit(0)).alias("lastTimestamp"),
+        oldest.alias("oldestUnconsumedTimestamp"),
+        F.when(oldest > 0, F.greatest(F.lit(now_ms) - oldest, F.lit(0))).otherwise(F.lit(0)).alias("lagMs"),
+        (~has_commit).alias("noCommittedOffset"),
+        (has_commit & (committed < min_offset)).alias("belowMin"),
+        (has_commit & (committed > broker_offset)).alias("aboveMax"),
+    )
+
+
+def top_groups_df(report: DataFrame, n: int) -> DataFrame:
+    """Groups ordered by total diff (then by the oldest unconsumed message), the first ``n``."""
+    return (
+        report.groupBy("group")
+        .agg(
+            F.sum("diff").alias("diffTotal"),
+            F.sum("matchedDiff").alias("matchedDiffTotal"),
+            F.max("lagMs").alias("maxLagMs"),
+            F.count(F.lit(1)).alias("queues"),
+            F.countDistinct("topic").alias("topics"),
+            F.sum(F.col("belowMin").cast("int")).alias("queuesBelowMin"),
+            F.sum(F.col("aboveMax").cast("int")).alias("queuesAboveMax"),
+        )
+        .orderBy(F.col("diffTotal").desc(), F.col("maxLagMs").desc(), F.col("group"))
+        .limit(n)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the job
+
+
+def run_lag_report(
+    spark: SparkSession,
+    brokers: Sequence[BrokerInput],
+    rows: Sequence[ConsumerQueue],
+    now_ms: int,
+) -> DataFrame:
+    """Wire the transforms: consumer queues + CQ files -> the report DataFrame (LAG_REPORT)."""
+    consumers = consumer_queues_df(spark, rows)
+    topics: dict[str, set[str]] = {}
+    for r in rows:
+        topics.setdefault(r.broker_name, set()).add(r.topic)
+    files = cq_files_df(
+        spark, {b.broker_name: str(b.root) for b in brokers}, {k: sorted(v) for k, v in topics.items()}
+    )
+    scanned = scan_df(files, queue_consumers_df(consumers), {b.broker_name: b.commitlog_min for b in brokers})
+    state = with_store_times(queue_state_df(scanned), {b.broker_name: b.commitlog_dirs for b in brokers})
+    return lag_report_df(consumers, state, now_ms)
+
+
+def write_report(report: DataFrame, out: str, fmt: str, *, overwrite: bool = False) -> None:
+    """Write the dataset; json is Spark's JSON lines, with null matchedDiff kept as null."""
+    writer = report.orderBy("group", "topic", "brokerName", "queueId").write.mode(
+        "overwrite" if overwrite else "errorifexists"
+    )
+    if fmt == "json":
+        writer = writer.option("ignoreNullFields", "false")
+    elif fmt == "csv":
+        writer = writer.option("header", "true")
+    writer.format(fmt).save(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# executor side (plain Python over Arrow batches)
+
+
+def _arrow_schema(schema: object) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)  # type: ignore[arg-type]
+
+
+def _valid_count(phys: object, size: object) -> int:
+    """Entries before the first invalid one (phys < 0 or size <= 0), as ConsumeQueue counts them.
+
+    Only a queue's last file has a zero tail; a full file is recognised by its last slot alone.
+    """
+    import numpy as np
+
+    n = len(phys)  # type: ignore[arg-type]
+    if n == 0 or (phys[n - 1] >= 0 and size[n - 1] > 0):  # type: ignore[index]
+        return n
+    bad = (phys < 0) | (size <= 0)  # type: ignore[operator]
+    return int(np.argmax(bad))
+
+
+def _first_live(phys: object, size: object, valid: int, cl_min: int) -> int:
+    """First entry in [0, valid) that points at or above the commit-log min and is no filler."""
+    import numpy as np
+
+    i = int(np.searchsorted(phys[:valid], cl_min, side="left"))  # type: ignore[index]
+    while i < valid and int(phys[i]) == 0 and int(size[i]) == _FILLER_SIZE:  # type: ignore[index]
+        i += 1
+    return i
+
+
+def _scan_batches(batches: Iterator[pa.RecordBatch], cl_min: Mapping[str, int]) -> Iterator[pa.RecordBatch]:
+    import numpy as np
+    import pyarrow as pa
+
+    from mqctl.pipeline.kernel import count_tag_matches
+    from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT
+
+    schema = _arrow_schema(S.SCAN)
+    for batch in batches:
+        out: dict[str, list[object]] = {name: [] for name in S.SCAN.names}
+        brokers = batch.column("brokerName").to_pylist()
+        topics = batch.column("topic").to_pylist()
+        qids = batch.column("queueId").to_pylist()
+        starts = batch.column("fileStart").to_pylist()
+        contents = batch.column("content")
+        consumers = batch.column("consumers").to_pylist()
+        for i in range(batch.num_rows):
+            buf = contents[i].as_buffer()  # zero-copy view of the Arrow bytes
+            whole = len(buf) // CQ_UNIT * CQ_UNIT
+            entries = np.frombuffer(buf, dtype=CQ_DTYPE, count=whole // CQ_UNIT)
+            # The big-endian columns are compared natively by numpy (it swaps per element).
+            phys, size = entries["phys"], entries["size"]
+            valid = _valid_count(phys, size)
+            live = _first_live(phys, size, valid, cl_min.get(brokers[i], 0))
+            fs = starts[i]
+            for c in consumers[i]:
+                co = max(c["committedOffset"], 0)
+                lo = max(co - fs, live)
+                matched: int | None = None
+                if c["matchAll"] is not None:
+                    if lo >= valid:
+                        matched = 0
+                    elif c["matchAll"]:
+                        matched = valid - lo
+                    else:
+                        matched = count_tag_matches(entries[lo:valid], c["hashes"])
+                j = co - 1 - fs
+                has_last = live <= j < valid
+                has_oldest = lo < valid
+                out["brokerName"].append(brokers[i])
+                out["topic"].append(topics[i])
+                out["queueId"].append(qids[i])
+                out["group"].append(c["group"])
+                out["fileStart"].append(fs)
+                out["validEnd"].append(fs + valid)
+                out["liveStart"].append(fs + live if live < valid else None)
+                out["matched"].append(matched)
+                out["lastPhys"].append(int(phys[j]) if has_last else None)
+                out["lastSize"].append(int(size[j]) if has_last else None)
+                out["oldestIndex"].append(fs + lo if has_oldest else None)
+                out["oldestPhys"].append(int(phys[lo]) if has_oldest else None)
+                out["oldestSize"].append(int(size[lo]) if has_oldest else None)
+        yield pa.RecordBatch.from_pydict(out, schema=schema)
+
+
+def _store_time_batches(
+    batches: Iterator[pa.RecordBatch], commitlog_dirs: Mapping[str, Sequence[str]]
+) -> Iterator[pa.RecordBatch]:
+    from pathlib import Path
+
+    import pyarrow as pa
+
+    from mqctl.store.commitlog import CommitLog
+
+    schema = _arrow_schema(S.TIMESTAMPS)
+    logs: dict[str, CommitLog] = {}
+
+    def stamp(broker: str, phys: int | None, size: int | None) -> int:
+        if phys is None:
+            return 0
+        log = logs.get(broker)
+        if log is None:
+            log = logs[broker] = CommitLog([Path(d) for d in commitlog_dirs[broker]])
+        ts = log.store_timestamp(phys, size)
+        return ts if ts > 0 else 0
+
+    try:
+        for batch in batches:
+            cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+            out = {name: cols[name] for name in _CONSUMER_KEY}
+            out["lastTimestamp"] = [
+                stamp(b, p, s) for b, p, s in zip(cols["brokerName"], cols["lastPhys"], cols["lastSize"])
+            ]
+            out["oldestUnconsumedTimestamp"] = [
+                stamp(b, p, s) for b, p, s in zip(cols["brokerName"], cols["oldestPhys"], cols["oldestSize"])
+            ]
+            yield pa.RecordBatch.from_pydict(out, schema=schema)
+    finally:
+        for log in logs.values():
+            log.close()
