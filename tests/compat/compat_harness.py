@@ -572,6 +572,9 @@ class RocketMQ:
     def keep_logs(self, dest: Path = LOG_DIR) -> Path:
         """Copy server output, broker logs and the command transcript to ``dest``."""
         dest.mkdir(parents=True, exist_ok=True)
+        for old in dest.iterdir():  # one session's logs, not a mix of runs
+            if old.is_file() and old.name != "fidelity.txt":
+                old.unlink()
         for f in [*self.workdir.glob("*.out"), *self.workdir.glob("*.conf"), self.transcript]:
             if f.is_file():
                 shutil.copy2(f, dest / f.name)

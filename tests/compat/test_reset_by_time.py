@@ -1,0 +1,102 @@
+"""Scenario 3: ``mqctl resetOffsetByTime`` dry-run targets equal the offsets the real broker sets
+for ``mqadmin resetOffsetByTime``, for times before, inside (incl. runs of equal store times)
+and after the data."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pytest
+from compat_harness import Received, RocketMQ, parse_reset_table
+
+pytestmark = pytest.mark.compat
+
+TOPIC, GROUP = "TopicTime", "GroupReset"
+QUEUES = [(b, q) for b in ("broker-a", "broker-b") for q in range(2)]
+ROUNDS, BATCH = 5, 8
+
+
+@dataclass(frozen=True)
+class TimeData:
+    # (broker, qid) -> store timestamps by queue offset (the real broker's, seen by a consumer)
+    stamps: dict[tuple[str, int], list[int]]
+    batch_times: list[int]  # store times shared by a whole batch (equal-time runs)
+
+
+@pytest.fixture(scope="module")
+def time_data(cluster: RocketMQ) -> TimeData:
+    # Per round and queue: one batch (BATCH messages, one store timestamp) then a single send;
+    # 5 rounds = 45 messages per queue, two 30-entry CQ files.
+    plan = []
+    for r in range(ROUNDS):
+        for b, q in QUEUES:
+            plan.append(f"batch {BATCH} TagT batch-{r} {q} {b}")
+            plan.append(f"send TagS single-{r} {q} {b}")
+        plan.append("sleep 25")
+    sent = cluster.produce(TOPIC, plan)
+    assert len(sent) == ROUNDS * len(QUEUES) * (BATCH + 1)
+    got: list[Received] = cluster.consume(TOPIC, "compat-scan-time", "*", idle=5, linger=1)
+    by_queue: dict[tuple[str, int], dict[int, int]] = defaultdict(dict)
+    for m in got:
+        by_queue[(m.broker, m.queue_id)][m.offset] = m.store_timestamp
+    stamps = {k: [v[i] for i in range(len(v))] for k, v in by_queue.items()}
+    assert set(stamps) == set(QUEUES) and all(len(s) == ROUNDS * (BATCH + 1) for s in stamps.values())
+    # the broker stamps a whole batch with one store time (the point of the batch)
+    a0 = stamps[("broker-a", 0)]
+    batch_times = [a0[r * (BATCH + 1)] for r in range(ROUNDS)]
+    for r, t in enumerate(batch_times):
+        assert a0[r * (BATCH + 1) : r * (BATCH + 1) + BATCH] == [t] * BATCH
+    return TimeData(stamps, batch_times)
+
+
+def expected_target(stamps: list[int], ts: int) -> int:
+    """Spec 4.4 (5.x server-side reset): first offset whose store time >= ts; max when all older."""
+    for offset, t in enumerate(stamps):
+        if t >= ts:
+            return offset
+    return len(stamps)
+
+
+def test_dry_run_targets_equal_broker_reset(cluster: RocketMQ, time_data: TimeData, fidelity) -> None:
+    all_times = sorted(t for s in time_data.stamps.values() for t in s)
+    tmin, tmax = all_times[0], all_times[-1]
+    mid_batch = time_data.batch_times[2]
+    cases = {
+        "zero": 0,
+        "before the data": tmin - 1,
+        "first store time": tmin,
+        "an equal-time batch": mid_batch,
+        "just after that batch": mid_batch + 1,
+        "last store time": tmax,
+        "after the data": tmax + 1,
+        "one hour ahead": int(time.time() * 1000) + 3_600_000,
+    }
+    ok = True
+    spec_errors = []
+    for label, ts in cases.items():
+        # mqctl first (a dry run reads only), then the real reset
+        proc = cluster.mqctl("resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", str(ts), "--output", "json")
+        ok &= fidelity.check(f"resetOffsetByTime -s {ts} ({label}) exit", proc.returncode, 0)
+        ours: dict[tuple[str, int], int] = {}
+        if proc.returncode == 0:
+            doc = json.loads(proc.stdout)
+            assert doc["schema"] == "mqctl/resetOffsetByTime/v1" and doc["executed"] is False
+            ours = {
+                (r["brokerName"], r["queueId"]): r["targetOffset"] for r in doc["rows"] if r["topic"] == TOPIC
+            }
+        theirs = parse_reset_table(
+            cluster.mqadmin_ok("resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", str(ts))
+        )
+        ok &= fidelity.check(f"resetOffsetByTime -s {ts} ({label}) queues", sorted(ours), sorted(theirs))
+        for key in sorted(theirs):
+            ok &= fidelity.check(
+                f"resetOffsetByTime -s {ts} ({label}) {key} target", ours.get(key), theirs[key]
+            )
+            spec = expected_target(time_data.stamps[key], ts)
+            if spec != theirs[key]:
+                spec_errors.append(f"-s {ts} ({label}) {key}: spec says {spec}, broker set {theirs[key]}")
+    assert not spec_errors, "the broker disagrees with spec 4.4: " + "; ".join(spec_errors)
+    assert ok, "mqctl's targets differ from the broker's, see the fidelity section"
