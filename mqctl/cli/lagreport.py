@@ -36,6 +36,11 @@ _TOP_COLUMNS = [
 ]
 
 
+class CqRead(str, Enum):
+    spark = "spark"
+    direct = "direct"
+
+
 class DatasetFormat(str, Enum):
     parquet = "parquet"
     json = "json"
@@ -117,6 +122,16 @@ def lag_report(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing --out directory.")
     ] = False,
+    cq_read: Annotated[
+        CqRead,
+        typer.Option(
+            "--cq-read",
+            help="spark: CQ bytes are read by Spark (binaryFile, any Hadoop path). direct: Spark lists "
+            "the files and executors read them from a local or shared filesystem (faster; the commit-log "
+            "lookups need that access anyway).",
+            case_sensitive=False,
+        ),
+    ] = CqRead.spark,
     top: Annotated[int, typer.Option("--top", metavar="N", help="Groups to print, by diff total.")] = 20,
     output: OutputOpt = None,
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
@@ -140,7 +155,7 @@ def lag_report(
 
     spark, owned = _start_session(spark_job, master, driver_memory)
     try:
-        report = spark_job.run_lag_report(spark, brokers, rows, now).cache()
+        report = spark_job.run_lag_report(spark, brokers, rows, now, direct=cq_read is CqRead.direct).cache()
         if out is not None:
             spark_job.write_report(report, out, dataset_format.value, overwrite=overwrite)
         top_rows = [r.asDict() for r in spark_job.top_groups_df(report, top).collect()] if top else []

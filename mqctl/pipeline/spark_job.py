@@ -9,10 +9,11 @@ read exactly once, by Spark:
 - Each CQ file is joined (broadcast, no shuffle of the bytes) with the consumers of its queue, and
   one Python pass per file computes, per consumer: the file's valid end, its first live entry
   (physical offset >= commit-log min, not filler), the tag matches in the unconsumed part, and
-  where the entries at consumerOffset-1 and at the first unconsumed offset live in the commit log.
+  the store times of the entries at consumerOffset-1 and at the first unconsumed offset.
 - Physical offsets grow along a queue, so "first live entry >= consumerOffset" seen per file is
   exactly max(consumerOffset, minOffset) once the per-file results are folded per queue.
-- Store times then come from a handful of commit-log reads per queue (CommitLog, on executors).
+- Store times come from the same pass: a few bytes of the commit log per file and group
+  (CommitLog on the executor), so the job is one scan stage and one small aggregation.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pyspark.sql import functions as F
 from mqctl.pipeline import spark_schemas as S
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from mqctl.pipeline.inputs import BrokerInput, ConsumerQueue
@@ -42,7 +44,6 @@ __all__ = [
     "run_lag_report",
     "scan_df",
     "top_groups_df",
-    "with_store_times",
     "write_report",
 ]
 
@@ -100,13 +101,20 @@ def consumer_queues_df(spark: SparkSession, rows: Sequence[ConsumerQueue]) -> Da
 
 
 def cq_files_df(
-    spark: SparkSession, roots: Mapping[str, str], topics: Mapping[str, Sequence[str]]
+    spark: SparkSession,
+    roots: Mapping[str, str],
+    topics: Mapping[str, Sequence[str]],
+    *,
+    direct: bool = False,
 ) -> DataFrame:
     """Every ConsumeQueue file of the given topics, one row per file with its bytes (CQ_FILES).
 
     ``roots`` maps broker name -> store root (any path Spark reads); ``topics`` broker name ->
     topic directories to read, so queues nobody consumes are never loaded. Commit-log segments
     are never loaded this way: binaryFile materialises whole files.
+
+    ``direct``: Spark only lists the files (binaryFile prunes an unselected content column) and
+    the executors read them from a local or shared filesystem, skipping the JVM -> Arrow copies.
     """
     frames: list[DataFrame] = []
     for broker, root in roots.items():
@@ -127,11 +135,13 @@ def cq_files_df(
                 F.lit(broker).alias("brokerName"),
                 F.regexp_extract("path", _CQ_NAME, 1).alias("topic"),
                 F.regexp_extract("path", _CQ_NAME, 2).cast("int").alias("queueId"),
-                (F.regexp_extract("path", _CQ_NAME, 3).cast("long") / F.lit(20))
-                .cast("long")
-                .alias("fileStart"),
-                F.col("content"),
-            ).where(F.col("topic") != "")
+                # integer division: names are byte offsets up to 20 digits, beyond a double's precision
+                F.regexp_extract("path", _CQ_NAME, 3).cast("long").alias("fileByte"),
+                F.col("path"),
+                F.lit(None).cast("binary").alias("content") if direct else F.col("content"),
+            )
+            .where(F.col("topic") != "")
+            .withColumn("fileStart", F.expr("fileByte div 20"))
         )
     if not frames:
         return spark.createDataFrame([], S.CQ_FILES)
@@ -152,30 +162,37 @@ def queue_consumers_df(consumer_queues: DataFrame) -> DataFrame:
     )
 
 
-def scan_df(cq_files: DataFrame, queue_consumers: DataFrame, commitlog_min: Mapping[str, int]) -> DataFrame:
+def scan_df(
+    cq_files: DataFrame,
+    queue_consumers: DataFrame,
+    commitlog_min: Mapping[str, int],
+    commitlog_dirs: Mapping[str, Sequence[str]],
+) -> DataFrame:
     """One kernel pass per CQ file for all consumers of its queue (SCAN).
 
     The consumers table is small and broadcast, so the file bytes stay where they were read.
+    The store times of the entries at consumerOffset-1 and at the first unconsumed offset are read
+    in the same pass (a few bytes from the commit log per file and group, on the executor).
     """
     joined = cq_files.join(F.broadcast(queue_consumers), QUEUE_KEY, "inner")
     cl_min = dict(commitlog_min)
+    dirs = {k: list(v) for k, v in commitlog_dirs.items()}
 
     def scan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return _scan_batches(batches, cl_min)
+        return _scan_batches(batches, cl_min, dirs)
 
     return joined.mapInArrow(scan, S.SCAN)
 
 
 def queue_state_df(scan: DataFrame) -> DataFrame:
-    """Fold the per-file results per (queue, group): broker/min offsets, matches, lookup positions."""
-    oldest = F.when(F.col("oldestIndex").isNotNull(), F.struct("oldestIndex", "oldestPhys", "oldestSize"))
-    last = F.when(F.col("lastPhys").isNotNull(), F.struct("lastPhys", "lastSize"))
+    """Fold the per-file results per (queue, group): broker/min offsets, matches, store times."""
+    oldest = F.when(F.col("oldestIndex").isNotNull(), F.struct("oldestIndex", "oldestTimestamp"))
     agg = scan.groupBy(*_CONSUMER_KEY).agg(
         # max offset comes from the last file only (an empty new file means max = its start).
         F.max_by("validEnd", "fileStart").alias("brokerOffset"),
         F.min("liveStart").alias("liveMin"),
         F.sum("matched").alias("matched"),
-        F.max(last).alias("last"),
+        F.max("lastTimestamp").alias("lastTimestamp"),  # at most one file holds that entry
         F.min(oldest).alias("oldest"),
     )
     return agg.select(
@@ -183,23 +200,9 @@ def queue_state_df(scan: DataFrame) -> DataFrame:
         "brokerOffset",
         F.coalesce("liveMin", "brokerOffset").alias("minOffset"),
         "matched",
-        F.col("last.lastPhys").alias("lastPhys"),
-        F.col("last.lastSize").alias("lastSize"),
-        F.col("oldest.oldestPhys").alias("oldestPhys"),
-        F.col("oldest.oldestSize").alias("oldestSize"),
+        "lastTimestamp",
+        F.col("oldest.oldestTimestamp").alias("oldestUnconsumedTimestamp"),
     )
-
-
-def with_store_times(queue_state: DataFrame, commitlog_dirs: Mapping[str, Sequence[str]]) -> DataFrame:
-    """Add lastTimestamp / oldestUnconsumedTimestamp read from each broker's commit log (0 = none)."""
-    dirs = {k: list(v) for k, v in commitlog_dirs.items()}
-    looked_up = queue_state.select(*_CONSUMER_KEY, "lastPhys", "lastSize", "oldestPhys", "oldestSize")
-
-    def lookup(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return _store_time_batches(batches, dirs)
-
-    times = looked_up.mapInArrow(lookup, S.TIMESTAMPS)
-    return queue_state.join(times, _CONSUMER_KEY, "inner")
 
 
 def lag_report_df(consumer_queues: DataFrame, state: DataFrame, now_ms: int) -> DataFrame:
@@ -264,6 +267,8 @@ def run_lag_report(
     brokers: Sequence[BrokerInput],
     rows: Sequence[ConsumerQueue],
     now_ms: int,
+    *,
+    direct: bool = False,
 ) -> DataFrame:
     """Wire the transforms: consumer queues + CQ files -> the report DataFrame (LAG_REPORT)."""
     consumers = consumer_queues_df(spark, rows)
@@ -271,10 +276,18 @@ def run_lag_report(
     for r in rows:
         topics.setdefault(r.broker_name, set()).add(r.topic)
     files = cq_files_df(
-        spark, {b.broker_name: str(b.root) for b in brokers}, {k: sorted(v) for k, v in topics.items()}
+        spark,
+        {b.broker_name: str(b.root) for b in brokers},
+        {k: sorted(v) for k, v in topics.items()},
+        direct=direct,
     )
-    scanned = scan_df(files, queue_consumers_df(consumers), {b.broker_name: b.commitlog_min for b in brokers})
-    state = with_store_times(queue_state_df(scanned), {b.broker_name: b.commitlog_dirs for b in brokers})
+    scanned = scan_df(
+        files,
+        queue_consumers_df(consumers),
+        {b.broker_name: b.commitlog_min for b in brokers},
+        {b.broker_name: b.commitlog_dirs for b in brokers},
+    )
+    state = queue_state_df(scanned)
     return lag_report_df(consumers, state, now_ms)
 
 
@@ -324,92 +337,97 @@ def _first_live(phys: object, size: object, valid: int, cl_min: int) -> int:
     return i
 
 
-def _scan_batches(batches: Iterator[pa.RecordBatch], cl_min: Mapping[str, int]) -> Iterator[pa.RecordBatch]:
+def _read_local(uri: str) -> np.ndarray:
+    """A CQ file Spark listed, read straight from the filesystem (direct mode)."""
+    import numpy as np
+
+    from mqctl.errors import StoreError
+    from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT
+
+    if uri.startswith("file://"):
+        local = uri[len("file://") :]
+    elif uri.startswith("file:"):
+        local = uri[len("file:") :]
+    elif "://" not in uri and ":" not in uri.split("/", 1)[0]:
+        local = uri
+    else:
+        raise StoreError(
+            f"direct CQ reads need a local or mounted path, got {uri}", hint="drop --cq-read direct"
+        )
+    with open(local, "rb") as f:
+        data = f.read()
+    return np.frombuffer(data, dtype=CQ_DTYPE, count=len(data) // CQ_UNIT)
+
+
+def _scan_batches(
+    batches: Iterator[pa.RecordBatch], cl_min: Mapping[str, int], commitlog_dirs: Mapping[str, Sequence[str]]
+) -> Iterator[pa.RecordBatch]:
+    from pathlib import Path
+
     import numpy as np
     import pyarrow as pa
 
     from mqctl.pipeline.kernel import count_tag_matches
+    from mqctl.store.commitlog import CommitLog
     from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT
 
     schema = _arrow_schema(S.SCAN)
-    for batch in batches:
-        out: dict[str, list[object]] = {name: [] for name in S.SCAN.names}
-        brokers = batch.column("brokerName").to_pylist()
-        topics = batch.column("topic").to_pylist()
-        qids = batch.column("queueId").to_pylist()
-        starts = batch.column("fileStart").to_pylist()
-        contents = batch.column("content")
-        consumers = batch.column("consumers").to_pylist()
-        for i in range(batch.num_rows):
-            buf = contents[i].as_buffer()  # zero-copy view of the Arrow bytes
-            whole = len(buf) // CQ_UNIT * CQ_UNIT
-            entries = np.frombuffer(buf, dtype=CQ_DTYPE, count=whole // CQ_UNIT)
-            # The big-endian columns are compared natively by numpy (it swaps per element).
-            phys, size = entries["phys"], entries["size"]
-            valid = _valid_count(phys, size)
-            live = _first_live(phys, size, valid, cl_min.get(brokers[i], 0))
-            fs = starts[i]
-            for c in consumers[i]:
-                co = max(c["committedOffset"], 0)
-                lo = max(co - fs, live)
-                matched: int | None = None
-                if c["matchAll"] is not None:
-                    if lo >= valid:
-                        matched = 0
-                    elif c["matchAll"]:
-                        matched = valid - lo
-                    else:
-                        matched = count_tag_matches(entries[lo:valid], c["hashes"])
-                j = co - 1 - fs
-                has_last = live <= j < valid
-                has_oldest = lo < valid
-                out["brokerName"].append(brokers[i])
-                out["topic"].append(topics[i])
-                out["queueId"].append(qids[i])
-                out["group"].append(c["group"])
-                out["fileStart"].append(fs)
-                out["validEnd"].append(fs + valid)
-                out["liveStart"].append(fs + live if live < valid else None)
-                out["matched"].append(matched)
-                out["lastPhys"].append(int(phys[j]) if has_last else None)
-                out["lastSize"].append(int(size[j]) if has_last else None)
-                out["oldestIndex"].append(fs + lo if has_oldest else None)
-                out["oldestPhys"].append(int(phys[lo]) if has_oldest else None)
-                out["oldestSize"].append(int(size[lo]) if has_oldest else None)
-        yield pa.RecordBatch.from_pydict(out, schema=schema)
-
-
-def _store_time_batches(
-    batches: Iterator[pa.RecordBatch], commitlog_dirs: Mapping[str, Sequence[str]]
-) -> Iterator[pa.RecordBatch]:
-    from pathlib import Path
-
-    import pyarrow as pa
-
-    from mqctl.store.commitlog import CommitLog
-
-    schema = _arrow_schema(S.TIMESTAMPS)
     logs: dict[str, CommitLog] = {}
 
-    def stamp(broker: str, phys: int | None, size: int | None) -> int:
-        if phys is None:
-            return 0
+    def stamp(broker: str, phys: int, size: int) -> int:
         log = logs.get(broker)
         if log is None:
             log = logs[broker] = CommitLog([Path(d) for d in commitlog_dirs[broker]])
         ts = log.store_timestamp(phys, size)
-        return ts if ts > 0 else 0
+        return ts if ts > 0 else 0  # -1: the message is gone; consumerProgress shows 0
 
     try:
         for batch in batches:
-            cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
-            out = {name: cols[name] for name in _CONSUMER_KEY}
-            out["lastTimestamp"] = [
-                stamp(b, p, s) for b, p, s in zip(cols["brokerName"], cols["lastPhys"], cols["lastSize"])
-            ]
-            out["oldestUnconsumedTimestamp"] = [
-                stamp(b, p, s) for b, p, s in zip(cols["brokerName"], cols["oldestPhys"], cols["oldestSize"])
-            ]
+            out: dict[str, list[object]] = {name: [] for name in S.SCAN.names}
+            brokers = batch.column("brokerName").to_pylist()
+            topics = batch.column("topic").to_pylist()
+            qids = batch.column("queueId").to_pylist()
+            starts = batch.column("fileStart").to_pylist()
+            paths = batch.column("path").to_pylist()
+            contents = batch.column("content")
+            consumers = batch.column("consumers").to_pylist()
+            for i in range(batch.num_rows):
+                if contents[i].is_valid:
+                    buf = contents[i].as_buffer()  # zero-copy view of the Arrow bytes
+                    entries = np.frombuffer(buf, dtype=CQ_DTYPE, count=len(buf) // CQ_UNIT)
+                else:
+                    entries = _read_local(paths[i])
+                phys, size = entries["phys"], entries["size"]
+                valid = _valid_count(phys, size)
+                live = _first_live(phys, size, valid, cl_min.get(brokers[i], 0))
+                fs = starts[i]
+                for c in consumers[i]:
+                    co = max(c["committedOffset"], 0)
+                    lo = max(co - fs, live)
+                    matched: int | None = None
+                    if c["matchAll"] is not None:
+                        if lo >= valid:
+                            matched = 0
+                        elif c["matchAll"]:
+                            matched = valid - lo
+                        else:
+                            matched = count_tag_matches(entries[lo:valid], c["hashes"])
+                    j = co - 1 - fs
+                    out["brokerName"].append(brokers[i])
+                    out["topic"].append(topics[i])
+                    out["queueId"].append(qids[i])
+                    out["group"].append(c["group"])
+                    out["fileStart"].append(fs)
+                    out["validEnd"].append(fs + valid)
+                    out["liveStart"].append(fs + live if live < valid else None)
+                    out["matched"].append(matched)
+                    out["lastTimestamp"].append(
+                        stamp(brokers[i], int(phys[j]), int(size[j])) if live <= j < valid else None
+                    )
+                    out["oldestIndex"].append(fs + lo if lo < valid else None)
+                    out["oldestTimestamp"].append(
+                        stamp(brokers[i], int(phys[lo]), int(size[lo])) if lo < valid else None
+                    )
             yield pa.RecordBatch.from_pydict(out, schema=schema)
     finally:
         for log in logs.values():

@@ -23,7 +23,6 @@ __all__ = [
     "LAG_REPORT",
     "QUEUE_CONSUMERS",
     "SCAN",
-    "TIMESTAMPS",
 ]
 
 
@@ -47,14 +46,15 @@ CONSUMER_QUEUES = StructType(
 )
 
 # One ConsumeQueue file: where it belongs and its bytes. fileStart is the queue index of its
-# first slot (the 20-digit file name / 20).
+# first slot (the 20-digit file name / 20); path is the URI Spark listed.
 CQ_FILES = StructType(
     [
         _f("brokerName", StringType()),
         _f("topic", StringType()),
         _f("queueId", IntegerType()),
         _f("fileStart", LongType()),
-        _f("content", BinaryType()),
+        _f("path", StringType()),
+        _f("content", BinaryType(), True),  # null when executors read the file themselves (direct)
     ]
 )
 
@@ -82,7 +82,7 @@ QUEUE_CONSUMERS = StructType(
 )
 
 # Output of the per-file kernel pass: one row per (CQ file, consuming group). Indexes are queue
-# offsets; phys/size locate the message in the commit log for the store-time lookup.
+# offsets; store times are read from the commit log for the (at most two) entries of interest.
 SCAN = StructType(
     [
         _f("brokerName", StringType()),
@@ -93,23 +93,9 @@ SCAN = StructType(
         _f("validEnd", LongType()),  # one past the file's last valid entry
         _f("liveStart", LongType(), True),  # first entry still in the commit log, null if none here
         _f("matched", LongType(), True),  # unconsumed tag matches here; null: no subscription
-        _f("lastPhys", LongType(), True),  # entry consumerOffset-1, when it lies in this file and is live
-        _f("lastSize", IntegerType(), True),
+        _f("lastTimestamp", LongType(), True),  # entry consumerOffset-1, if in this file and live
         _f("oldestIndex", LongType(), True),  # first live entry >= consumerOffset in this file
-        _f("oldestPhys", LongType(), True),
-        _f("oldestSize", IntegerType(), True),
-    ]
-)
-
-# Store times looked up in the commit log (0 when there is no such message or it is gone).
-TIMESTAMPS = StructType(
-    [
-        _f("brokerName", StringType()),
-        _f("topic", StringType()),
-        _f("queueId", IntegerType()),
-        _f("group", StringType()),
-        _f("lastTimestamp", LongType()),
-        _f("oldestUnconsumedTimestamp", LongType()),
+        _f("oldestTimestamp", LongType(), True),
     ]
 )
 

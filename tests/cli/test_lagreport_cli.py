@@ -29,6 +29,10 @@ def test_missing_extra_is_one_line_and_exit_7(tmp_path: Path, monkeypatch: pytes
     # None in sys.modules makes `import pyspark` fail exactly as when the extra is not installed.
     for name in ("pyspark", "pyspark.sql", "mqctl.pipeline.spark_job", "mqctl.pipeline.spark_schemas"):
         monkeypatch.setitem(sys.modules, name, None)
+    import mqctl.pipeline
+
+    # A package attribute left by an earlier import would bypass sys.modules.
+    monkeypatch.delattr(mqctl.pipeline, "spark_job", raising=False)
     app = typer.Typer()
     app.command("lagReport")(lag_report)
     app.command("other")(lambda: None)

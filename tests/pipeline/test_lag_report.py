@@ -119,11 +119,13 @@ def brokers(fleet: Fleet) -> list[Any]:
     return [load_broker_input(name, root) for name, root in fleet.stores.items()]
 
 
-def _report(spark: Any, brokers: list[Any], subs: dict[str, dict[str, str]] | None) -> Any:
+def _report(
+    spark: Any, brokers: list[Any], subs: dict[str, dict[str, str]] | None, direct: bool = False
+) -> Any:
     from mqctl.pipeline import spark_job
 
     parsed = None if subs is None else parse_subscriptions(subs, "test")
-    return spark_job.run_lag_report(spark, brokers, consumer_queues(brokers, parsed), NOW)
+    return spark_job.run_lag_report(spark, brokers, consumer_queues(brokers, parsed), NOW, direct=direct)
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +142,12 @@ def test_report_equals_ground_truth(report: Any, fleet: Fleet) -> None:
     assert any(r[12] for r in expected) and any(r[13] for r in expected) and any(r[14] for r in expected)
     assert any(r[8] is None for r in expected) and any(r[8] not in (None, 0) for r in expected)
     assert_df_equal(report, expected, LAG_REPORT)
+
+
+def test_direct_reads_give_the_same_dataset(spark: Any, brokers: list[Any], fleet: Fleet) -> None:
+    from mqctl.pipeline.spark_schemas import LAG_REPORT
+
+    assert_df_equal(_report(spark, brokers, SUBS, direct=True), expected_rows(fleet, SUBS), LAG_REPORT)
 
 
 def test_without_subscriptions_matched_diff_is_null(spark: Any, brokers: list[Any], fleet: Fleet) -> None:
@@ -211,6 +219,7 @@ def test_cli_end_to_end(spark: Any, fleet: Fleet, tmp_path: Path) -> None:
     app.command("other")(lambda: None)  # keep lagReport a sub-command, as in app.py
     out = tmp_path / "ds"
     args = ["lag-report", "--subscriptions", str(subs), "--out", str(out), "--format", "csv", "-o", "json"]
+    args += ["--cq-read", "direct"]
     for name, root in fleet.stores.items():
         args += ["-S", f"{name}={root}"]
     res = CliRunner().invoke(app, [*args, "--now-ms", str(NOW)])
