@@ -8,7 +8,7 @@ _mqctl() {
         case "${COMP_WORDS[i]}" in -*) ;; *) cmd="${COMP_WORDS[i]}"; break ;; esac
     done
     if [[ -z "$cmd" ]]; then
-        COMPREPLY=( $(compgen -W "consumerProgress allocateMQ resetOffsetByTime consumerConnection demo --help --version --debug" -- "$cur") )
+        COMPREPLY=( $(compgen -W "consumerProgress allocateMQ resetOffsetByTime consumerConnection lagReport demo --help --version --debug" -- "$cur") )
         return 0
     fi
     case "$cmd" in
@@ -36,6 +36,15 @@ _mqctl() {
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
             COMPREPLY=( $(compgen -W "--consumerGroup -g --brokerAddr -b --store -S --profile --namesrvAddr -n --output -o -h --help" -- "$cur") ) ;;
+        lagReport)
+            case "$prev" in
+                --subscriptions) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
+                --out) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
+                --format) COMPREPLY=( $(compgen -W "parquet json csv" -- "$cur") ); return 0 ;;
+                --cq-read) COMPREPLY=( $(compgen -W "spark direct" -- "$cur") ); return 0 ;;
+                --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
+            esac
+            COMPREPLY=( $(compgen -W "--store -S --subscriptions --master --driver-memory --out --format --overwrite --cq-read --top --output -o -h --help" -- "$cur") ) ;;
         demo)
             case "$prev" in
             esac

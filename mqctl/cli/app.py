@@ -6,7 +6,7 @@ import typer
 from typer.core import TyperGroup
 
 from mqctl import __version__
-from mqctl.cli import allocate, connection, demo, progress, reset
+from mqctl.cli import allocate, connection, demo, lagreport, progress, reset
 from mqctl.cli.errors import set_debug
 
 
@@ -59,6 +59,7 @@ app.command("consumerProgress")(progress.consumer_progress)
 app.command("allocateMQ")(allocate.allocate_mq)
 app.command("resetOffsetByTime")(reset.reset_offset_by_time)
 app.command("consumerConnection")(connection.consumer_connection)
+app.command("lagReport")(lagreport.lag_report)
 app.command("demo")(demo.demo)
 
 
