@@ -135,7 +135,12 @@ class StoreBackend:
 
     # --- metadata ---------------------------------------------------------------------
     def broker_names(self) -> Sequence[str]:
-        return list(self._brokers)
+        """Route order, as the name server hands it out: it collects a topic's brokers in a Java
+        HashSet of broker names (``RouteInfoManager.pickupTopicRouteData``), so mqadmin visits them
+        in that set's iteration order; ties within a hash bucket keep the --store order."""
+        from mqctl.store.offsets import java_hash_order
+
+        return java_hash_order(self._brokers)
 
     def topic_configs(self, broker: str) -> Mapping[str, TopicConfig]:
         return self._broker(broker).topics

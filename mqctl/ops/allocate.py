@@ -320,10 +320,15 @@ class Move:
 
 
 def readable_queues(backend: Backend, topic: str) -> list[MessageQueue] | None:
-    """The topic's read-permitted queues in broker route order, or None if no broker knows the topic."""
+    """The topic's read-permitted queues, brokers in name order, or None if no broker knows the topic.
+
+    mqadmin collects them into a HashSet from the route's queueDatas; against a real 5.3.3 name
+    server those arrived in broker-name order (tests/compat), not in the brokerDatas order that
+    resetOffsetByTime follows, so the HashSet's tie order within a bucket matches that.
+    """
     found = False
     out: list[MessageQueue] = []
-    for broker in backend.broker_names():
+    for broker in sorted(backend.broker_names(), key=lambda b: b.encode("utf-16-be")):
         cfg = backend.topic_configs(broker).get(topic)
         if cfg is None:
             continue
