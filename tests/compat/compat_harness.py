@@ -226,6 +226,7 @@ class Received:
 @dataclass
 class Broker:
     name: str
+    cluster: str
     store: Path
     conf: Path
     out: Path
@@ -388,13 +389,19 @@ class RocketMQ:
             "deleteWhen": "04",
             "diskSpaceCleanForciblyRatio": "97",
             "diskSpaceWarningLevelRatio": "99",
+            # On a loaded 2-core box a send can wait >200 ms in the broker's queue; the default
+            # then rejects it as "[TIMEOUT_CLEAN_QUEUE]broker busy" (flow control).
+            "waitTimeMillsInSendQueue": "10000",
+            "osPageCacheBusyTimeOutMills": "10000",
         }
         for line in extra:
             key, _, value = line.partition("=")
             settings[key.strip()] = value.strip()
         # Values must not carry trailing spaces: the broker silently ignores unparsable numbers.
         conf.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
-        broker = Broker(name, store, conf, self.workdir / f"{name}.out", port, ha_port)
+        broker = Broker(
+            name, settings["brokerClusterName"], store, conf, self.workdir / f"{name}.out", port, ha_port
+        )
         self.brokers[name] = broker
         return broker
 
@@ -445,6 +452,10 @@ class RocketMQ:
         b.proc = None
 
     def stop_all(self) -> None:
+        # SIGTERM every broker first: each shutdown takes 10-20 s, so wait for them together.
+        for b in self.brokers.values():
+            if b.proc is not None and b.proc.poll() is None:
+                b.proc.send_signal(signal.SIGTERM)
         for name in list(self.brokers):
             try:
                 self.stop_broker(name)
@@ -505,12 +516,20 @@ class RocketMQ:
         self._adopt_cds("mqadmin")
         return proc
 
-    def mqadmin_ok(self, *args: str) -> str:
-        """mqadmin stdout; raises when it printed a stack trace (its exit status is always 0)."""
-        proc = self.mqadmin(*args)
-        if "command failed" in proc.stderr or "Exception" in proc.stderr or proc.returncode != 0:
-            raise HarnessError(f"mqadmin {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-        return proc.stdout
+    def mqadmin_ok(self, *args: str, attempts: int = 3) -> str:
+        """mqadmin stdout; raises when it printed a stack trace (its exit status is always 0).
+
+        Retries RPC timeouts: on a loaded 2-core box the name server can miss mqadmin's 5 s
+        deadline. The commands used here are idempotent (a reset to a time sets the same offsets).
+        """
+        for attempt in range(attempts):
+            proc = self.mqadmin(*args)
+            failed = "command failed" in proc.stderr or "Exception" in proc.stderr or proc.returncode != 0
+            if not failed:
+                return proc.stdout
+            if "RemotingTimeoutException" not in proc.stderr or attempt == attempts - 1:
+                break
+        raise HarnessError(f"mqadmin {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
 
     def admin(self, *ops: str) -> None:
         """Create topics/groups in one JVM (see java/Admin.java for the op syntax)."""
@@ -556,8 +575,13 @@ class RocketMQ:
     def mqctl(
         self, *args: str, stores: Sequence[str] | None = None, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
-        """``python -m mqctl ARGS --store NAME=ROOT ...`` from this interpreter (the repo's venv)."""
-        names = list(self.brokers) if stores is None else list(stores)
+        """``python -m mqctl ARGS --store NAME=ROOT ...`` from this interpreter (the repo's venv).
+
+        Default stores: every broker of the session cluster (not the demo broker's own cluster).
+        """
+        names = (
+            [n for n, b in self.brokers.items() if b.cluster == CLUSTER] if stores is None else list(stores)
+        )
         store_args: list[str] = []
         for name in names:
             store_args += ["--store", f"{name}={self.brokers[name].store}"]

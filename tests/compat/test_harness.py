@@ -4,7 +4,9 @@ mqctl comparisons in the other modules prove nothing."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections import Counter, defaultdict
 
 import pytest
@@ -70,3 +72,14 @@ def test_broker_uses_the_small_segment_sizes(cluster: RocketMQ, progress_data) -
 def test_consumer_offsets_file_is_written(cluster: RocketMQ, progress_data) -> None:
     text = (cluster.brokers["broker-a"].store / "config" / "consumerOffset.json").read_text()
     assert f'"{progress_data.topic}@{progress_data.group}"' in text
+
+
+def test_route_lists_brokers_in_name_server_hashmap_order(cluster: RocketMQ) -> None:
+    """The name server builds queueDatas from a HashMap<brokerName, QueueData> (and brokerDatas
+    from a HashSet of the names): "broker-b" (bucket 8 of 16) comes before "broker-a" (bucket 11).
+    allocateMQ's HashSet and resetOffsetByTime's putAll inherit this order (spec 7.3, 8.4)."""
+    out = cluster.mqadmin_ok("topicRoute", "-t", "TopicProgress")
+    # fastjson writes the long keys of brokerAddrs unquoted ({0:"127.0.0.1:..."}): quote them
+    route = json.loads(re.sub(r"([{,]\s*)(-?\d+)(\s*:)", r'\1"\2"\3', out[out.index("{") :]))
+    assert [q["brokerName"] for q in route["queueDatas"]] == ["broker-b", "broker-a"]
+    assert [b["brokerName"] for b in route["brokerDatas"]] == ["broker-b", "broker-a"]

@@ -5,6 +5,7 @@ and after the data."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -60,7 +61,17 @@ def expected_target(stamps: list[int], ts: int) -> int:
     return len(stamps)
 
 
-def test_dry_run_targets_equal_broker_reset(cluster: RocketMQ, time_data: TimeData, fidelity) -> None:
+@dataclass(frozen=True)
+class ResetRun:
+    label: str
+    ts: int
+    json_proc: subprocess.CompletedProcess[str]  # mqctl dry run, --output json
+    plain_proc: subprocess.CompletedProcess[str]  # mqctl dry run, --output plain
+    mqadmin_stdout: str  # the real reset, run after both dry runs
+
+
+@pytest.fixture(scope="module")
+def reset_runs(cluster: RocketMQ, time_data: TimeData) -> list[ResetRun]:
     all_times = sorted(t for s in time_data.stamps.values() for t in s)
     tmin, tmax = all_times[0], all_times[-1]
     mid_batch = time_data.batch_times[2]
@@ -74,29 +85,53 @@ def test_dry_run_targets_equal_broker_reset(cluster: RocketMQ, time_data: TimeDa
         "after the data": tmax + 1,
         "one hour ahead": int(time.time() * 1000) + 3_600_000,
     }
+    runs = []
+    for label, ts in cases.items():
+        # mqctl first (a dry run only reads), then the real reset moves the group
+        args = ("resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", str(ts))
+        as_json = cluster.mqctl(*args, "--output", "json")
+        as_plain = cluster.mqctl(*args, "--output", "plain")
+        runs.append(ResetRun(label, ts, as_json, as_plain, cluster.mqadmin_ok(*args)))
+    return runs
+
+
+def test_dry_run_targets_equal_broker_reset(
+    reset_runs: list[ResetRun], time_data: TimeData, fidelity
+) -> None:
     ok = True
     spec_errors = []
-    for label, ts in cases.items():
-        # mqctl first (a dry run reads only), then the real reset
-        proc = cluster.mqctl("resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", str(ts), "--output", "json")
-        ok &= fidelity.check(f"resetOffsetByTime -s {ts} ({label}) exit", proc.returncode, 0)
+    for run in reset_runs:
+        what = f"resetOffsetByTime -s {run.ts} ({run.label})"
+        ok &= fidelity.check(f"{what} exit", run.json_proc.returncode, 0)
         ours: dict[tuple[str, int], int] = {}
-        if proc.returncode == 0:
-            doc = json.loads(proc.stdout)
+        if run.json_proc.returncode == 0:
+            doc = json.loads(run.json_proc.stdout)
             assert doc["schema"] == "mqctl/resetOffsetByTime/v1" and doc["executed"] is False
             ours = {
                 (r["brokerName"], r["queueId"]): r["targetOffset"] for r in doc["rows"] if r["topic"] == TOPIC
             }
-        theirs = parse_reset_table(
-            cluster.mqadmin_ok("resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", str(ts))
-        )
-        ok &= fidelity.check(f"resetOffsetByTime -s {ts} ({label}) queues", sorted(ours), sorted(theirs))
+        theirs = parse_reset_table(run.mqadmin_stdout)
+        ok &= fidelity.check(f"{what} queues", sorted(ours), sorted(theirs))
         for key in sorted(theirs):
-            ok &= fidelity.check(
-                f"resetOffsetByTime -s {ts} ({label}) {key} target", ours.get(key), theirs[key]
-            )
-            spec = expected_target(time_data.stamps[key], ts)
+            ok &= fidelity.check(f"{what} {key} target", ours.get(key), theirs[key])
+            spec = expected_target(time_data.stamps[key], run.ts)
             if spec != theirs[key]:
-                spec_errors.append(f"-s {ts} ({label}) {key}: spec says {spec}, broker set {theirs[key]}")
+                spec_errors.append(
+                    f"-s {run.ts} ({run.label}) {key}: spec says {spec}, broker set {theirs[key]}"
+                )
     assert not spec_errors, "the broker disagrees with spec 4.4: " + "; ".join(spec_errors)
     assert ok, "mqctl's targets differ from the broker's, see the fidelity section"
+
+
+def test_dry_run_plain_equals_mqadmin_table(reset_runs: list[ResetRun], fidelity) -> None:
+    """``--output plain`` prints mqadmin's table (spec 4.3), rows in its HashMap order (spec 8.4),
+    after one first line saying it was a dry run."""
+    ok = True
+    for run in reset_runs:
+        what = f"resetOffsetByTime -s {run.ts} -o plain"
+        lines = run.plain_proc.stdout.splitlines(keepends=True)
+        ok &= fidelity.check(
+            f"{what} first line is the dry-run notice", lines[:1] and lines[0][:7], "DRY RUN"
+        )
+        ok &= fidelity.check(f"{what} table", "".join(lines[1:]), run.mqadmin_stdout)
+    assert ok, "plain output differs from mqadmin's table, see the fidelity section"

@@ -18,7 +18,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  * offset), prints one line per received message
  *   RECV brokerName queueId queueOffset tag storeTimestamp msgId
  * and stops after MAX messages (MAX <= 0: no limit) or when nothing arrived for IDLE_SECONDS
- * (counted from start or from the last message). It then waits LINGER_SECONDS before
+ * since the last message (at least 20 s before the first one). It then waits LINGER_SECONDS before
  * shutdown: offset commits are one-way, so the wait lets the periodic commit reach the broker.
  * Ends with "DONE n".
  */
@@ -72,7 +72,10 @@ public class Consumer {
                 consumer.suspend();
                 break;
             }
-            if (System.currentTimeMillis() - last.get() >= idleMs) {
+            // Before the first message allow at least 20 s: rebalance and the first pull can be
+            // slow on a loaded machine, and every caller expects messages.
+            long quiet = count.get() == 0 ? Math.max(idleMs, 20000L) : idleMs;
+            if (System.currentTimeMillis() - last.get() >= quiet) {
                 break;
             }
         }
