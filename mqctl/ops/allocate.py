@@ -320,15 +320,15 @@ class Move:
 
 
 def readable_queues(backend: Backend, topic: str) -> list[MessageQueue] | None:
-    """The topic's read-permitted queues, brokers in name order, or None if no broker knows the topic.
+    """The topic's read-permitted queues in route order, or None if no broker knows the topic.
 
-    mqadmin collects them into a HashSet from the route's queueDatas; against a real 5.3.3 name
-    server those arrived in broker-name order (tests/compat), not in the brokerDatas order that
-    resetOffsetByTime follows, so the HashSet's tie order within a bucket matches that.
+    Route order matters: mqadmin adds the queues to a HashSet broker by broker, so queues that
+    share a hash bucket iterate in that order. The name server lists a topic's queueDatas in its
+    HashMap order of broker names, which ``backend.broker_names()`` reproduces.
     """
     found = False
     out: list[MessageQueue] = []
-    for broker in sorted(backend.broker_names(), key=lambda b: b.encode("utf-16-be")):
+    for broker in backend.broker_names():
         cfg = backend.topic_configs(broker).get(topic)
         if cfg is None:
             continue
