@@ -1,12 +1,14 @@
 """Fixtures for the compat suite: a real RocketMQ 5.3.3 cluster shared by the whole session.
 
-Prerequisites: a JDK 17+ and the classpath from ``tests/compat/fetch-classpath.sh``. Without
+Prerequisites: a JDK 17+ and Maven (the classpath is fetched once by ``fetch-classpath.sh``). Without
 them the suite skips (one line of reason), or fails loudly when ``CI`` is set.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +45,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def rmq_lib() -> Path:
-    """The directory of RocketMQ 5.3.3 runtime jars."""
+    """The directory of RocketMQ 5.3.3 runtime jars, fetched once into the cache when Maven is here."""
     reason = missing_prerequisite()
+    if reason is not None and "classpath" in reason and shutil.which("mvn") is not None:
+        script = Path(__file__).with_name("fetch-classpath.sh")
+        proc = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            _unavailable(f"fetch-classpath.sh failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+        reason = missing_prerequisite()
     if reason is not None:
         _unavailable(reason)
     return lib_dir()
