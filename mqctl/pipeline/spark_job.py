@@ -55,6 +55,7 @@ _FILLER_SIZE = 0x7FFFFFFF
 # would ask a Python worker for 60 GB at once.
 _ROWS_PER_ARROW_BATCH = 8
 _LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 def build_session(
@@ -87,6 +88,10 @@ def build_session(
     # distributed job (one task per path), which costs far more than listing on the driver.
     if spark.conf.get(_LISTING_THRESHOLD, None) in (None, "32"):
         spark.conf.set(_LISTING_THRESHOLD, "100000")
+    # After the scan only (queue, group) rows are left: 200 shuffle partitions (the default) cost
+    # more in task overhead than the aggregation itself, so use one per core unless set by the user.
+    if spark.conf.get(_SHUFFLE_PARTITIONS, None) in (None, "200"):
+        spark.conf.set(_SHUFFLE_PARTITIONS, str(max(2, spark.sparkContext.defaultParallelism)))
     return spark
 
 
