@@ -102,13 +102,14 @@ def lag_report(
         str | None,
         typer.Option(
             "--master",
+            metavar="URL",
             help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn. "
             "Under spark-submit the submitted master is used.",
             show_default=False,
         ),
     ] = None,
     driver_memory: Annotated[
-        str, typer.Option("--driver-memory", help="Driver memory in local mode.")
+        str, typer.Option("--driver-memory", metavar="SIZE", help="Driver memory when mqctl starts Spark.")
     ] = "1g",
     out: Annotated[
         str | None,
