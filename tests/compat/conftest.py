@@ -140,7 +140,9 @@ def tag_plan(start: int, count: int) -> list[str]:
 def progress_data(cluster: RocketMQ) -> ProgressData:
     """TopicProgress (4 queues on each broker): GroupProgress consumed phase 1, not phase 2."""
     phase1 = cluster.produce("TopicProgress", tag_plan(0, PROGRESS_PHASE1))
-    consumed = cluster.consume("TopicProgress", "GroupProgress", "*", idle=5, linger=3)
+    consumed = cluster.consume(
+        "TopicProgress", "GroupProgress", "*", max_messages=len(phase1), idle=20, linger=3
+    )
     phase2 = cluster.produce("TopicProgress", tag_plan(PROGRESS_PHASE1, PROGRESS_PHASE2))
     cluster.wait_offsets_flushed()
     return ProgressData("TopicProgress", "GroupProgress", phase1, phase2, consumed)

@@ -86,7 +86,7 @@ def test_filtered_lag_equals_what_a_tag_consumer_receives(cluster: RocketMQ, pro
             reset.get((r["brokerName"], r["queueId"])),
         )
 
-    got = cluster.consume(topic, group, "TagA || TagB", idle=6, linger=3)
+    got = cluster.consume(topic, group, "TagA || TagB", idle=15, linger=3)
     assert {m.tag for m in got} <= {"TagA", "TagB"}
     per_queue = Counter((m.broker, m.queue_id) for m in got)
     ok = fidelity.check(

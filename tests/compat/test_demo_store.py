@@ -96,7 +96,7 @@ def test_broker_and_mqctl_report_the_offsets_we_committed(cluster: RocketMQ, dem
 def test_real_consumer_receives_the_demo_messages(cluster: RocketMQ, demo) -> None:
     summary, messages = demo
     group = "order-analytics"
-    got = cluster.consume(TOPIC, group, "*", idle=6, linger=1)
+    got = cluster.consume(TOPIC, group, "*", idle=12, linger=1)
     written = {(m.queue_id, m.queue_offset): m for m in messages if m.topic == TOPIC}
     expected = defaultdict(list)
     for qid in range(4):

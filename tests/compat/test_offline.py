@@ -28,7 +28,7 @@ def offline_data(cluster: RocketMQ) -> OfflineData:
     cluster.produce(
         TOPIC, [f"send TagO p1-{i} {i % 2} {BROKER}" for i in range(2 * PER_QUEUE_1)] + ["sleep 20"]
     )
-    got: list[Received] = cluster.consume(TOPIC, GROUP, "*", idle=5, linger=3)
+    got: list[Received] = cluster.consume(TOPIC, GROUP, "*", max_messages=2 * PER_QUEUE_1, idle=20, linger=3)
     cluster.produce(
         TOPIC, ["sleep 20"] + [f"send TagO p2-{i} {i % 2} {BROKER}" for i in range(2 * PER_QUEUE_2)]
     )
@@ -102,7 +102,7 @@ def test_offline_execute_then_restart(cluster: RocketMQ, offline_data: OfflineDa
             next(r.broker_offset for r in rows if r.topic == TOPIC and r.queue_id == q),
         )
 
-    got = cluster.consume(TOPIC, GROUP, "*", idle=5, linger=2)
+    got = cluster.consume(TOPIC, GROUP, "*", idle=12, linger=2)
     first: dict[int, int] = {}
     for m in got:
         first[m.queue_id] = min(first.get(m.queue_id, m.offset), m.offset)
