@@ -63,7 +63,7 @@ complete -c mqctl -n '__fish_seen_subcommand_from consumerConnection' -s h -l he
 complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l store -s S -r -d 'A broker store: broker name = store root (the directory holding config/, consume'
 complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l subscriptions -r -F -d 'JSON or TOML (*.toml) {group: {topic: \'TagA || TagB\'}}: adds matchedDiff, the ex'
 complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l master -r -d 'Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn'
-complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l driver-memory -r -d 'Driver memory in local mode.'
+complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l driver-memory -r -d 'Driver memory when mqctl starts Spark.'
 complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l out -r -F -d 'Write the dataset here (any path Spark writes).'
 complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l format -r -a 'parquet json csv' -d 'Dataset format under --out.'
 complete -c mqctl -n '__fish_seen_subcommand_from lagReport' -l overwrite -d 'Replace an existing --out directory.'
