@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from mqctl.ops.reset import PLAN_SCHEMA as SCHEMA
+from mqctl.ops.reset import plan_rows_for_file
 from mqctl.render.plain import front, ljust, local_datetime_ms
 
 if TYPE_CHECKING:
     from mqctl.ops.reset import ResetPlan
-
-SCHEMA = "mqctl/resetOffsetByTime/v1"
 
 
 def status_line(plan: ResetPlan, journal: dict | None) -> str:
@@ -56,21 +56,6 @@ def plain(plan: ResetPlan, out: TextIO, journal: dict | None, ts_text: str, ts_l
         w(f"{ljust(front(r.broker_name, 32), 40)}  {ljust(r.queue_id, 40)}  {ljust(r.target_offset, 40)}\n")
 
 
-def _row_dict(r) -> dict:  # type: ignore[no-untyped-def]
-    return {
-        "brokerName": r.broker_name,
-        "queueId": r.queue_id,
-        "topic": r.topic,
-        "currentOffset": r.current_offset,
-        "targetOffset": r.target_offset,
-        "delta": r.delta,
-        "targetTimestamp": r.target_timestamp,
-        "minOffset": r.min_offset,
-        "maxOffset": r.max_offset,
-        "warning": ",".join(r.warnings),
-    }
-
-
 def json_doc(plan: ResetPlan, journal: dict | None) -> dict:
     """Also the --export JSON plan format (read back by --from-file)."""
     doc: dict = {
@@ -80,7 +65,7 @@ def json_doc(plan: ResetPlan, journal: dict | None) -> dict:
         "topic": plan.topic,
         "target": {"kind": plan.target.kind, "value": plan.target.value, "text": plan.target.text},
         "force": plan.force,
-        "rows": [_row_dict(r) for r in plan.rows],
+        "rows": plan_rows_for_file(plan),
         "totals": {
             "queues": len(plan.rows),
             "changed": plan.changed,
