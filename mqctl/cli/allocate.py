@@ -15,6 +15,7 @@ from mqctl.cli.options import (
     OutputOpt,
     ProfileOpt,
     StoreOpt,
+    emit,
     open_backend,
     resolve_format,
 )
@@ -131,21 +132,16 @@ def allocate_mq(
             warn(w)
         backend_name = getattr(backend, "name", None)
     out = sys.stdout
-    if fmt is OutputFormat.plain:
-        if moves is not None:
-            warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")
-        render.plain(result, out)
-    elif fmt is OutputFormat.json:
-        from mqctl.render.jsonout import write_json
-
-        write_json(render.json_doc(result, moves, other_ips, backend_name), out)
-    elif fmt is OutputFormat.csv:
-        from mqctl.render.csvout import write_csv
-
-        write_csv(render.CSV_COLUMNS, render.csv_rows(result), out)
-    else:
-        render.table(result, out, moves, other_ips)
-    out.flush()
+    if fmt is OutputFormat.plain and moves is not None:
+        warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")
+    emit(
+        fmt,
+        out,
+        plain=lambda o: render.plain(result, o),
+        table=lambda o: render.table(result, o, moves, other_ips),
+        json_doc=lambda: render.json_doc(result, moves, other_ips, backend_name),
+        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
+    )
 
 
 allocate_mq.__doc__ = HELP

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -126,3 +127,29 @@ def open_backend(store: list[str] | None, profile: str | None, namesrv: str | No
     raise UsageError(
         "no cluster given", "pass --store NAME=PATH (repeatable) or --profile NAME (see `mqctl --help`)"
     )
+
+
+def emit(
+    fmt: OutputFormat,
+    out: TextIO,
+    *,
+    plain: Callable[[TextIO], None],
+    table: Callable[[TextIO], None],
+    json_doc: Callable[[], dict],
+    csv: Callable[[], tuple[Sequence[str], Iterable[Sequence[object]]]],
+) -> None:
+    """Write one result in the chosen format; each renderer is only called (and imported) if chosen."""
+    if fmt is OutputFormat.plain:
+        plain(out)
+    elif fmt is OutputFormat.json:
+        from mqctl.render.jsonout import write_json
+
+        write_json(json_doc(), out)
+    elif fmt is OutputFormat.csv:
+        from mqctl.render.csvout import write_csv
+
+        columns, rows = csv()
+        write_csv(columns, rows, out)
+    else:
+        table(out)
+    out.flush()

@@ -11,10 +11,10 @@ from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
     ClusterOpt,
     NamesrvOpt,
-    OutputFormat,
     OutputOpt,
     ProfileOpt,
     StoreOpt,
+    emit,
     open_backend,
     resolve_format,
 )
@@ -126,41 +126,33 @@ def consumer_progress(
             summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update)
             for w in getattr(backend, "warnings", []):
                 warn(w)
-            if fmt is OutputFormat.plain:
-                render.groups_plain(summaries, out)
-            elif fmt is OutputFormat.json:
-                from mqctl.render.jsonout import write_json
-
-                write_json(render.groups_json(summaries), out)
-            elif fmt is OutputFormat.csv:
-                from mqctl.render.csvout import write_csv
-
-                write_csv(
+            emit(
+                fmt,
+                out,
+                plain=lambda o: render.groups_plain(summaries, o),
+                table=lambda o: render.groups_table(summaries, o),
+                json_doc=lambda: render.groups_json(summaries),
+                csv=lambda: (
                     ["group", "diffTotal", "maxLagMs"],
                     [[g.group, g.diff_total, g.max_lag_ms] for g in summaries],
-                    out,
-                )
-            else:
-                render.groups_table(summaries, out)
+                ),
+            )
             return
         result = ops.group_progress(
             backend, group, topic, tags=sub, verify_tags=verify_tags, now_ms=now_ms, on_progress=bar.update
         )
     for w in result.warnings:
         warn(w)
-    if fmt is OutputFormat.plain:
-        render.plain(result, out, show_client_ip=(show_client_ip or "").strip().lower() == "true")
-    elif fmt is OutputFormat.json:
-        from mqctl.render.jsonout import write_json
-
-        write_json(render.json_doc(result), out)
-    elif fmt is OutputFormat.csv:
-        from mqctl.render.csvout import write_csv
-
-        write_csv(render.CSV_COLUMNS, render.csv_rows(result), out)
-    else:
-        render.table(result, out)
-    out.flush()
+    emit(
+        fmt,
+        out,
+        plain=lambda o: render.plain(
+            result, o, show_client_ip=(show_client_ip or "").strip().lower() == "true"
+        ),
+        table=lambda o: render.table(result, o),
+        json_doc=lambda: render.json_doc(result),
+        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
+    )
 
     measured = result.matched_total if sub is not None else result.diff_total
     if max_lag is not None and measured is not None and measured > max_lag:
