@@ -65,3 +65,9 @@ def test_command_names_match_case_insensitively_like_mqadmin() -> None:
         [sys.executable, "-m", "mqctl", "CONSUMERPROGRESS", "-h"], capture_output=True, text=True
     )
     assert r.returncode == 0 and "consumerprogress" in r.stdout.lower()
+
+
+def test_test_module_basenames_are_unique() -> None:
+    # tests/ has no __init__.py files: two test modules with one basename stop pytest's collection.
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
