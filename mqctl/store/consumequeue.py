@@ -208,12 +208,17 @@ class ConsumeQueue:
                 arr = self.segment_array(len(segs) - 1)
                 n = len(arr)
                 valid = n
-                for lo in range(0, n, _SCAN_CHUNK):
-                    chunk = arr[lo : lo + _SCAN_CHUNK]
+                # Chunks grow from one page's worth: a short queue touches a few pages of its
+                # preallocated file instead of a whole chunk of zeros.
+                lo, step = 0, 256
+                while lo < n:
+                    chunk = arr[lo : lo + step]
                     bad = (chunk["phys"] < 0) | (chunk["size"] <= 0)
                     if bad.any():
                         valid = lo + int(bad.argmax())
                         break
+                    lo += step
+                    step = min(step * 4, _SCAN_CHUNK)
                 self._valid_in_last = valid
         return self._valid_in_last
 
