@@ -213,17 +213,6 @@ def apply_plan(backend: Backend, plan: ResetPlan, *, force_abort_file: bool = Fa
 # ----------------------------------------------------------------------------------- plan files
 
 PLAN_SCHEMA = "mqctl/resetOffsetByTime/v1"
-CSV_COLUMNS = [
-    "group",
-    "topic",
-    "brokerName",
-    "queueId",
-    "currentOffset",
-    "targetOffset",
-    "delta",
-    "targetTimestamp",
-    "warning",
-]
 
 
 def plan_rows_for_file(plan: ResetPlan) -> list[dict]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from mqctl.errors import StoreCorruptError, StoreError
-from mqctl.store.consumequeue import Segment, find_segments
+from mqctl.store.consumequeue import Segment, close_maps, find_segments
 
 __all__ = [
     "BLANK_MAGIC",
@@ -225,12 +225,7 @@ class CommitLog:
         self.close()
 
     def close(self) -> None:
-        for mm in self._maps.values():
-            try:
-                mm.close()
-            except BufferError:
-                pass
-        self._maps.clear()
+        close_maps(self._maps)
 
     @property
     def segments(self) -> list[Segment]:

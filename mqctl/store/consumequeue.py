@@ -118,6 +118,17 @@ def find_segments(dirs: Sequence[Path], unit: int, *, contiguous: bool = True) -
     return segments
 
 
+def close_maps(maps: dict) -> None:
+    """Close and forget every mmap in ``maps`` (shared by the consume-queue and commit-log readers)."""
+    for mm in maps.values():
+        try:
+            mm.close()
+        except BufferError:
+            # A caller still holds a view; the map is released when that view is collected.
+            pass
+    maps.clear()
+
+
 def list_segments(queue_dir: Path) -> list[Segment]:
     """The consume-queue segment files of one queue directory (see :func:`find_segments`)."""
     return find_segments([Path(queue_dir)], CQ_UNIT)
@@ -161,13 +172,7 @@ class ConsumeQueue:
 
     def close(self) -> None:
         self._arrays.clear()
-        for mm in self._maps.values():
-            try:
-                mm.close()
-            except BufferError:
-                # A caller still holds a view; the map is released when that view is collected.
-                pass
-        self._maps.clear()
+        close_maps(self._maps)
 
     # -- segments ----------------------------------------------------------------------------
     @property
