@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 from typer.core import TyperGroup
 
@@ -11,7 +13,28 @@ from mqctl.cli.errors import set_debug
 
 
 class CaseInsensitiveGroup(TyperGroup):
-    """mqadmin matches command names case-insensitively (`consumerprogress` works); so do we."""
+    """mqadmin matches command names case-insensitively (`consumerprogress` works); so do we.
+
+    Also the one place click's own errors are printed: a usage error is one ``mqctl: error:``
+    line plus a hint, exit 2, like every error mqctl raises itself (click's default is a
+    three-line Usage/Try/Error block)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[no-untyped-def,override]
+        from mqctl.cli.errors import report_click_error
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.Abort:
+            sys.stderr.write("mqctl: interrupted\n")
+            rv = 130
+        except Exception as e:
+            # click's exceptions (typer vendors its own copy in newer versions): duck-typed.
+            if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):
+                raise
+            rv = report_click_error(e)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def get_command(self, ctx, cmd_name):  # type: ignore[no-untyped-def]
         cmd = super().get_command(ctx, cmd_name)

@@ -33,6 +33,32 @@ def report(message: str, hint: str | None = None) -> None:
     sys.stderr.flush()
 
 
+def report_click_error(e: Any) -> int:
+    """click's parse errors (a ClickException) in mqctl's one-line format; returns the exit status."""
+    if type(e).__name__ == "NoArgsIsHelpError":  # `mqctl` alone: the help itself, as click does
+        sys.stderr.write(str(e.format_message()) + "\n")
+        return int(e.exit_code)
+    possibilities = getattr(e, "possibilities", None)
+    # NoSuchOption's formatted text repeats the possibilities the hint gives; typer's coercion
+    # prefixes pydantic's "Value error, ".
+    text = str(e.message if possibilities else e.format_message()).replace("Value error, ", "")
+    message = " ".join(text.split())
+    ctx = getattr(e, "ctx", None)
+    path = ctx.command_path if ctx is not None else "mqctl"
+    hint = f"see '{path} --help'"
+    if possibilities:
+        hint = f"did you mean {' or '.join(sorted(possibilities))}? " + hint
+    report(message, hint)
+    return int(e.exit_code)
+
+
+def os_error_message(exc: OSError) -> str:
+    """'PATH: reason' for an OSError, without Python's '[Errno N]' noise."""
+    reason = exc.strerror or str(exc)
+    names = [n for n in (exc.filename, exc.filename2) if n]
+    return f"{' -> '.join(str(n) for n in names)}: {reason}" if names else reason
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"mqctl: warning: {message}\n")
     sys.stderr.flush()
@@ -64,6 +90,12 @@ def handle_errors(fn: F) -> F:
             except OSError:
                 pass
             raise typer.Exit(int(ExitStatus.OK)) from None
+        except OSError as e:
+            # A read-only filesystem, a full disk, a permission: the path and the reason, not a bug.
+            if debug_enabled():
+                raise
+            report(os_error_message(e), "check the path, its permissions and free space")
+            raise typer.Exit(int(ExitStatus.ERROR)) from None
         except Exception as e:  # noqa: BLE001 - last line of defence: never a traceback by default
             if debug_enabled():
                 raise
