@@ -14,6 +14,16 @@ _ISO = re.compile(
 )
 
 DURATION_FORMATS = "ISO 8601 (PT1H30M, P1D) or compact (1h30m, 90s, 500ms, 2d)"
+# Beyond this a duration is a typo, not an intent (10,000 years; far before any stored message).
+MAX_DURATION_MS = 10_000 * 365 * 86_400_000
+# 9999-12-31T23:59:59.999Z: the last instant a date in any accepted format can name.
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+
+
+def _bounded(ms: int, text: str) -> int:
+    if ms > MAX_DURATION_MS:
+        raise UsageError(f"duration {text!r} is longer than 10,000 years; accepted: {DURATION_FORMATS}")
+    return ms
 
 
 def parse_duration_ms(text: str) -> int:
@@ -22,7 +32,7 @@ def parse_duration_ms(text: str) -> int:
     if not s:
         raise UsageError(f"empty duration; accepted: {DURATION_FORMATS}")
     if s.isdigit():
-        return int(s)
+        return _bounded(int(s), text)
     upper = s.upper()
     if upper.startswith("P"):
         m = _ISO.fullmatch(upper)
@@ -31,7 +41,7 @@ def parse_duration_ms(text: str) -> int:
             for key, unit in (("w", "w"), ("d", "d"), ("h", "h"), ("m", "m"), ("s", "s")):
                 if m.group(key):
                     total += float(m.group(key)) * _UNITS_MS[unit]
-            return int(round(total))
+            return _bounded(int(round(total)), text)
         raise UsageError(f"malformed duration {text!r}; accepted: {DURATION_FORMATS}")
     pos, total = 0, 0.0
     lowered = s.lower()
@@ -42,7 +52,13 @@ def parse_duration_ms(text: str) -> int:
         pos = m.end()
     if pos != len(lowered) or pos == 0:
         raise UsageError(f"malformed duration {text!r}; accepted: {DURATION_FORMATS}")
-    return int(round(total))
+    return _bounded(int(round(total)), text)
+
+
+def time_before(now_ms: int, duration_ms: int) -> int:
+    """The instant ``duration_ms`` before now; an instant before 1970 is 0, which lies before any
+    stored message, so a reset to it reaches each queue's earliest offset (never wraps to 'now')."""
+    return max(now_ms - duration_ms, 0)
 
 
 def format_duration_ms(ms: int) -> str:
@@ -78,6 +94,11 @@ def parse_timestamp(text: str, now_ms: int) -> int:
     mqadmin's SimpleDateFormat is lenient (month 13 rolls into the next year, trailing text is
     ignored) and a failure there is a NullPointerException; here anything not exactly one of
     the accepted forms is a usage error naming them, so a typo never moves offsets.
+
+    A date before 1970 is 0 (before any stored message: the reset reaches the earliest offset),
+    never a negative number, which the broker reads as "the end of each queue". A negative epoch
+    value typed as such keeps mqadmin's meaning (4.x scripts pass -1 for "latest"). Beyond the
+    year 9999 is refused as absurd.
     """
     import datetime as dt
 
@@ -89,13 +110,15 @@ def parse_timestamp(text: str, now_ms: int) -> int:
         value = int(s)
         if not _LONG[0] <= value <= _LONG[1]:
             raise bad
+        if value > MAX_TIMESTAMP_MS:
+            raise UsageError(f"timestamp {text!r} lies after the year 9999; accepted: {TIMESTAMP_FORMATS}")
         return value
     m = _MQADMIN_DATE.fullmatch(s)
     if m:
         y, mo, d, h, mi, sec, ms = (int(g) for g in m.groups())
         try:
             local = dt.datetime(y, mo, d, h, mi, sec)  # naive = the process's local time zone
-            return int(local.timestamp()) * 1000 + ms
+            return max(int(local.timestamp()) * 1000 + ms, 0)
         except (ValueError, OverflowError, OSError):
             raise bad from None
     # ISO 8601: an offset is required, a bare local time would be a guess about the zone.
@@ -108,5 +131,5 @@ def parse_timestamp(text: str, now_ms: int) -> int:
         if parsed.tzinfo is None:
             raise bad
         delta = parsed - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+        return max((delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000, 0)
     raise bad
