@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import UsageError
+from mqctl.store.offsets import COMMITTED, split_offset_key
 from mqctl.store.subexpr import SubExpr, parse_subexpr
 
 __all__ = [
@@ -86,9 +87,12 @@ def consumer_queues(
     out: list[ConsumerQueue] = []
     for b in brokers:
         for key, by_queue in b.offsets.items():
-            topic, sep, group = key.partition("@")
+            parts = split_offset_key(key)
+            if parts is None or parts[2] != COMMITTED:
+                continue  # broadcast pull offsets (topic@group@broadcast) are not committed offsets
+            topic, group, _ = parts
             nums = b.read_queue_nums.get(topic)
-            if not sep or nums is None:
+            if nums is None:
                 continue
             sub = None if subscriptions is None else subscriptions.get(group, {}).get(topic)
             for qid in range(nums):

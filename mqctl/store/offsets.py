@@ -16,6 +16,8 @@ from mqctl.store.fastjson import FrozenKey, dumps_pretty, loads
 from mqctl.store.javahash import java_string_hash
 
 __all__ = [
+    "BROADCAST",
+    "COMMITTED",
     "CONSUMER_OFFSET_FILE",
     "LoadedConfig",
     "LoadedOffsets",
@@ -26,6 +28,7 @@ __all__ = [
     "java_hash_order",
     "load_config_file",
     "load_consumer_offsets",
+    "split_offset_key",
 ]
 
 CONSUMER_OFFSET_FILE = "consumerOffset.json"
@@ -96,6 +99,28 @@ def java_hash_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str
 
 
 # ---------------------------------------------------------------------------------------------
+# Keys of the offset table
+
+COMMITTED = "committed"
+BROADCAST = "broadcast"
+
+
+def split_offset_key(key: str) -> tuple[str, str, str] | None:
+    """``topic@group`` -> (topic, group, "committed"); a 5.x broker's ``topic@group@broadcast``
+    (pull offsets of a broadcasting group, not committed offsets) -> (topic, group, "broadcast").
+
+    Topic and group names cannot contain ``@`` (the broker validates them), so the parts are
+    exact. Anything else (no ``@``, an empty part, an unknown suffix) is None: not a group's.
+    """
+    parts = key.split(TOPIC_GROUP_SEPARATOR)
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1], COMMITTED
+    if len(parts) == 3 and parts[0] and parts[1] and parts[2] == BROADCAST:
+        return parts[0], parts[1], BROADCAST
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
 # The table
 
 
@@ -114,9 +139,9 @@ class OffsetTable:
 
     def _split_keys(self) -> Iterable[tuple[str, str, str]]:
         for key in self.offsets:
-            topic, sep, group = key.rpartition(TOPIC_GROUP_SEPARATOR)
-            if sep:
-                yield key, topic, group
+            parts = split_offset_key(key)
+            if parts is not None and parts[2] == COMMITTED:
+                yield key, parts[0], parts[1]
 
     def groups(self) -> list[str]:
         return sorted({group for _, _, group in self._split_keys()})
@@ -251,7 +276,8 @@ def load_config_file(
     A running 5.1-5.3 broker truncates and rewrites the file in place every few seconds (4.x
     and develop briefly remove it), so an empty, missing or unparsable main file is re-read a
     few times before falling back. A ``.bak`` that exists but does not parse is fatal, as it
-    is for the broker's startup.
+    is for the broker's startup; so is a main file that stays unparsable with no usable
+    ``.bak`` (mqctl never reads data it could not parse as "no offsets").
     """
     bak = path.with_name(path.name + ".bak")
     reason = ""
@@ -274,6 +300,13 @@ def load_config_file(
     bak_data = _read(bak)
     if bak_data is None or not bak_data.strip():
         state = "missing" if bak_data is None else "empty"
+        if reason.startswith("unparsable"):
+            # The file is there but cannot be read: reading it as empty would show "no lag" and
+            # pass every gate. (A missing or empty file is a fresh broker: that is empty.)
+            raise StoreCorruptError(
+                f"{path} is {reason} and {bak.name} is {state}",
+                hint="the data cannot be read; restore the file (or its .bak) from the broker",
+            )
         return LoadedConfig(
             None,
             None,
