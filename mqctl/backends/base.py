@@ -9,6 +9,7 @@ route order the commands print in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from mqctl.model import TopicConfig
@@ -24,6 +25,10 @@ class Backend(Protocol):
 
     def __enter__(self) -> Backend: ...
     def __exit__(self, *exc: object) -> None: ...
+
+    def protected_paths(self) -> Sequence[Path]:
+        """Local paths no command may write a file of its own into (a store's root)."""
+        ...
 
     # --- metadata -----------------------------------------------------------------
     def broker_names(self) -> Sequence[str]:

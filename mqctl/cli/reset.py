@@ -17,10 +17,12 @@ from mqctl.cli.options import (
     OutputLongOpt,
     ProfileOpt,
     StoreOpt,
+    emit,
     open_backend,
     resolve_format,
 )
 from mqctl.errors import UsageError
+from mqctl.ops.planfile import STDOUT, check_export_target
 
 HELP = """Reset a consumer group's committed offsets to a point in time (or earliest, latest, an offset,
 a shift). DRY RUN BY DEFAULT: prints the plan and writes nothing; --execute applies it. The first
@@ -62,7 +64,10 @@ def _int_opt(value: str | None, flag: str) -> int | None:
         return None
     s = value.strip()
     if not s.lstrip("+-").isdigit() or s.count("-") + s.count("+") > 1:
-        raise UsageError(f"{flag}: expected an integer, got {value!r}")
+        hint = None
+        if flag.startswith("-o") and s.lower() in ("table", "plain", "json", "csv"):
+            hint = f"here -o is mqadmin's --offset; the output format is --output {s.lower()}"
+        raise UsageError(f"{flag}: expected an integer, got {value!r}", hint)
     return int(s)
 
 
@@ -134,12 +139,22 @@ def reset_offset_by_time(
         ),
     ] = None,
     execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: dry run).")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only plan, write nothing (the default; kafka's spelling).")
+    ] = False,
     export: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            "--export", metavar="FILE", help="Write the plan to FILE (.json or .csv).", show_default=False
+            "--export",
+            metavar="FILE|-",
+            help="Write the plan to FILE (.json or .csv; never inside a store, never over an existing "
+            "file without --overwrite), or '-' for the JSON plan on stdout.",
+            show_default=False,
         ),
     ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Let --export replace an existing file.")
+    ] = False,
     from_file: Annotated[
         Path | None,
         typer.Option(
@@ -166,28 +181,81 @@ def reset_offset_by_time(
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
 ) -> None:
     from mqctl.ops import reset as ops
-    from mqctl.ops.timeparse import parse_duration_ms, parse_timestamp
 
     now = int(time.time() * 1000) if now_ms is None else now_ms
+    if execute and dry_run:
+        raise UsageError("--execute and --dry-run contradict each other")
     group = group.strip() if group else None
     topic = topic.strip() if topic else None
-    is_force = _force(force)
     qid = _int_opt(queue, "-q/--queue")
     explicit = _int_opt(offset, "-o/--offset")
-    chosen = [
-        n
-        for n, given in (
-            ("-s/--timestamp", timestamp is not None and explicit is None),
-            ("--to-earliest", to_earliest),
-            ("--to-latest", to_latest),
-            ("--to-offset", to_offset is not None),
-            ("--shift-by", shift_by is not None),
-            ("--by-duration", by_duration is not None),
-            ("--from-file", from_file is not None),
-            ("--undo", undo is not None),
-            ("-o/--offset", explicit is not None),
+    target, ts_text, ts_long = _target(
+        now,
+        timestamp=timestamp,
+        explicit=explicit,
+        to_earliest=to_earliest,
+        to_latest=to_latest,
+        to_offset=to_offset,
+        shift_by=shift_by,
+        by_duration=by_duration,
+        from_file=from_file,
+        undo=undo,
+    )
+    if explicit is not None and (broker is None or qid is None or qid < 0):
+        raise UsageError("-o/--offset needs -b BROKER_NAME and -q QUEUE_ID (one queue)")
+    whole_topic = qid is not None and qid < 0  # mqadmin: -q < 0 means every queue of the topic
+    if whole_topic:
+        qid = None
+    record, plan_file = _source(undo, from_file, group)
+    if record is None and plan_file is None and (not group or not topic):
+        raise UsageError("-g/--group and -t/--topic are required")
+    if export is not None and export != STDOUT and Path(export).suffix.lower() not in (".json", ".csv"):
+        raise UsageError(f"--export {export}: the file name must end in .json or .csv (or '-' for stdout)")
+
+    with _backend(record, store, profile, namesrv) as backend:
+        export_path = (
+            check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
         )
-        if given
+        if record is not None:
+            plan = ops.plan_undo(backend, record)
+        elif plan_file is not None:
+            plan = ops.plan_from_file(backend, plan_file, str(from_file))
+        else:
+            assert group and topic
+            plan = ops.plan_reset(
+                backend, group, topic, target, force=_force(force), broker=broker, queue=qid
+            )
+            if whole_topic:
+                plan = ops.note(plan, f"-q {queue.strip() if queue else -1} means every queue, as in mqadmin")
+        journal = (
+            ops.apply_plan(backend, plan, force_abort_file=unsafe_ignore_abort_file) if execute else None
+        )
+        for w in getattr(backend, "warnings", []):
+            warn(w)
+    exported = _export(plan, journal, export, export_path, overwrite)
+    _render(plan, journal, resolve_format(output), ts_text or plan.target.text, ts_long, exported)
+
+
+def _target(now: int, **given: object) -> tuple[object, str, int]:
+    """The one target the flags name, with mqadmin's -s text and millis for its plain header."""
+    from mqctl.ops import reset as ops
+    from mqctl.ops.timeparse import parse_duration_ms, parse_timestamp, time_before
+
+    explicit = given["explicit"]
+    chosen = [
+        name
+        for name, key in (
+            ("-s/--timestamp", "timestamp"),
+            ("--to-earliest", "to_earliest"),
+            ("--to-latest", "to_latest"),
+            ("--to-offset", "to_offset"),
+            ("--shift-by", "shift_by"),
+            ("--by-duration", "by_duration"),
+            ("--from-file", "from_file"),
+            ("--undo", "undo"),
+            ("-o/--offset", "explicit"),
+        )
+        if given[key] not in (None, False) and not (key == "timestamp" and explicit is not None)
     ]
     if len(chosen) != 1:
         raise UsageError(
@@ -195,110 +263,93 @@ def reset_offset_by_time(
             + "; give exactly one of -s, --to-earliest, --to-latest, --to-offset, --shift-by, --by-duration, "
             "-o (with -b/-q), --from-file, --undo"
         )
-    if explicit is not None and (broker is None or qid is None):
-        raise UsageError("-o/--offset needs -b BROKER_NAME and -q QUEUE_ID (one queue)")
-    if qid is not None and qid < 0:
-        qid = None  # mqadmin: -q < 0 means the whole topic
-    file_based = from_file is not None or undo is not None
-    if not file_based and (not group or not topic):
-        raise UsageError("-g/--group and -t/--topic are required")
-    if export is not None and export.suffix.lower() not in (".json", ".csv"):
-        raise UsageError(f"--export {export}: the file name must end in .json or .csv")
-
     ts_text, ts_long = "", -1
-    if timestamp is not None:
+    timestamp = given["timestamp"]
+    if isinstance(timestamp, str):
         ts_text, ts_long = timestamp.strip(), parse_timestamp(timestamp, now)
-    if explicit is not None:
-        target = ops.Target("explicit", explicit, str(explicit))
-    elif to_earliest:
-        target = ops.Target("earliest", text="--to-earliest")
-    elif to_latest:
-        target = ops.Target("latest", text="--to-latest")
-    elif to_offset is not None:
-        target = ops.Target("offset", _int_opt(to_offset, "--to-offset") or 0, to_offset)
-    elif shift_by is not None:
-        target = ops.Target("shift", _int_opt(shift_by, "--shift-by") or 0, shift_by)
-    elif by_duration is not None:
-        ts_text, ts_long = by_duration, now - parse_duration_ms(by_duration)
-        target = ops.Target("time", ts_long, by_duration)
-    else:
-        target = ops.Target("time", ts_long, ts_text)
+    if isinstance(explicit, int):
+        return ops.Target("explicit", explicit, str(explicit)), ts_text, ts_long
+    if given["to_earliest"]:
+        return ops.Target("earliest", text="--to-earliest"), ts_text, ts_long
+    if given["to_latest"]:
+        return ops.Target("latest", text="--to-latest"), ts_text, ts_long
+    for key, kind in (("to_offset", "offset"), ("shift_by", "shift")):
+        value = given[key]
+        if isinstance(value, str):
+            flag = "--" + key.replace("_", "-")
+            return ops.Target(kind, _int_opt(value, flag) or 0, value), ts_text, ts_long  # type: ignore[arg-type]
+    by_duration = given["by_duration"]
+    if isinstance(by_duration, str):
+        ts_long = time_before(now, parse_duration_ms(by_duration))
+        return ops.Target("time", ts_long, by_duration), by_duration, ts_long
+    return ops.Target("time", ts_long, ts_text), ts_text, ts_long
 
-    record = None
-    plan_file = None
+
+def _source(undo: str | None, from_file: Path | None, group: str | None) -> tuple[dict | None, object]:
+    """The journal record (--undo) or plan file (--from-file) the plan comes from, if any."""
+    from mqctl.ops.planfile import load_plan_file
+
+    record = plan_file = None
     if undo is not None:
         from mqctl.store.safewrite import read_journal
 
         record = read_journal(undo.strip())
+        actual = record.get("group")
     elif from_file is not None:
-        plan_file = ops.load_plan_file(from_file)
-    for name, given, actual in (
-        ("-g/--group", group, (record or {}).get("group") or (plan_file.group if plan_file else None)),
-    ):
-        if given and actual and given != actual:
-            raise UsageError(
-                f"{name} {given!r} does not match the {'journal' if record else 'plan'} ({actual!r})"
-            )
+        plan_file = load_plan_file(from_file)
+        actual = plan_file.group
+    else:
+        return None, None
+    if group and actual and group != actual:
+        what = "journal" if record is not None else "plan"
+        raise UsageError(f"-g/--group {group!r} does not match the {what} ({actual!r})")
+    return record, plan_file
 
+
+def _backend(record: dict | None, store, profile, namesrv):  # type: ignore[no-untyped-def]
+    """An undo reopens the stores its journal names unless the user points elsewhere."""
     if record is not None and not store and not profile and not namesrv:
         from mqctl.backends.store import StoreBackend
 
-        backend = StoreBackend({b: Path(p) for b, p in record["stores"].items()})
-    else:
-        backend = open_backend(store, profile, namesrv)
-    journal = None
-    with backend:
-        for w in getattr(backend, "warnings", []):
-            warn(w)
-        if record is not None:
-            plan = ops.plan_undo(backend, record)
-        elif plan_file is not None:
-            plan = ops.plan_from_file(backend, plan_file, str(from_file))
-        else:
-            assert group and topic
-            plan = ops.plan_reset(backend, group, topic, target, force=is_force, broker=broker, queue=qid)
-        if export is not None:
-            _export(plan, export)
-        if execute:
-            journal = ops.apply_plan(backend, plan, force_abort_file=unsafe_ignore_abort_file)
-    _render(plan, journal, resolve_format(output), ts_text or plan.target.text, ts_long)
+        return StoreBackend({b: Path(p) for b, p in record["stores"].items()})
+    return open_backend(store, profile, namesrv)
 
 
-def _export(plan, path: Path) -> None:  # type: ignore[no-untyped-def]
+def _export(plan, journal, export: str | None, path: Path | None, overwrite: bool) -> str | None:  # type: ignore[no-untyped-def]
+    """Write --export after the plan was made (and applied, with --execute); returns where."""
+    from mqctl.ops.planfile import render_plan, write_export
+
+    if export is None:
+        return None
+    if path is None:  # '-': the JSON plan is the whole of stdout
+        sys.stdout.write(render_plan(plan, journal, csv_form=False))
+        sys.stdout.flush()
+        return STDOUT
+    write_export(path, render_plan(plan, journal, csv_form=path.suffix.lower() == ".csv"), overwrite)
+    return str(path)
+
+
+def _render(plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int, exported: str | None) -> None:  # type: ignore[no-untyped-def]
+    from mqctl.ops.planfile import CSV_COLUMNS, csv_rows, plan_document
     from mqctl.render import reset as render
 
-    try:
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            if path.suffix.lower() == ".json":
-                from mqctl.render.jsonout import write_json
-
-                write_json(render.json_doc(plan, None), f)
-            else:
-                from mqctl.render.csvout import write_csv
-
-                write_csv(render.CSV_COLUMNS, render.csv_rows(plan, None), f)
-    except OSError as exc:
-        raise UsageError(f"--export {path}: {exc.strerror or exc}") from None
-
-
-def _render(plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int) -> None:  # type: ignore[no-untyped-def]
-    from mqctl.render import reset as render
-
+    status = render.status_line(plan, journal, exported)
     out = sys.stdout
-    if fmt is OutputFormat.json:
-        from mqctl.render.jsonout import write_json
-
-        write_json(render.json_doc(plan, journal), out)
-    elif fmt is OutputFormat.csv:
-        from mqctl.render.csvout import write_csv
-
-        sys.stderr.write(render.status_line(plan, journal) + "\n")
-        write_csv(render.CSV_COLUMNS, render.csv_rows(plan, journal), out)
-    elif fmt is OutputFormat.plain:
-        render.plain(plan, out, journal, ts_text, ts_long)
-    else:
-        render.table(plan, out, journal)
-    out.flush()
+    if exported == STDOUT:
+        sys.stderr.write(status + "\n")
+        return
+    if fmt in (OutputFormat.plain, OutputFormat.csv):
+        # stdout carries mqadmin's table (or the CSV) alone, so scripts parsing it keep working.
+        sys.stderr.write(status + "\n")
+        sys.stderr.flush()
+    emit(
+        fmt,
+        out,
+        plain=lambda o: render.plain(plan, o, ts_text, ts_long),
+        table=lambda o: render.table(plan, o, status),
+        json_doc=lambda: plan_document(plan, journal),
+        csv=lambda: (CSV_COLUMNS, csv_rows(plan, journal)),
+    )
 
 
 reset_offset_by_time.__doc__ = HELP

@@ -9,18 +9,15 @@ the legacy broker rule: a queue only moves backwards.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from mqctl.errors import NotFoundError, RefusedError, UsageError
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
+    from mqctl.ops.planfile import PlanFile
 
 TargetKind = Literal["time", "earliest", "latest", "offset", "shift", "explicit", "file", "undo"]
 
@@ -200,6 +197,11 @@ def plan_reset(
     return ResetPlan(group, topic, target, force, rows, single_queue=queue is not None)
 
 
+def note(plan: ResetPlan, text: str) -> ResetPlan:
+    """The plan with a note for its first output line."""
+    return replace(plan, warnings=(*plan.warnings, text))
+
+
 # ----------------------------------------------------------------------------------- applying
 
 
@@ -208,128 +210,6 @@ def apply_plan(backend: Backend, plan: ResetPlan, *, force_abort_file: bool = Fa
     offsets = {(r.topic, r.broker_name, r.queue_id): r.target_offset for r in plan.rows}
     expected = {(r.topic, r.broker_name, r.queue_id): r.current_offset for r in plan.rows}
     return backend.apply_offsets(plan.group, offsets, expected, force_abort_file=force_abort_file)
-
-
-# ----------------------------------------------------------------------------------- plan files
-
-PLAN_SCHEMA = "mqctl/resetOffsetByTime/v1"
-
-
-def plan_rows_for_file(plan: ResetPlan) -> list[dict]:
-    return [
-        {
-            "brokerName": r.broker_name,
-            "queueId": r.queue_id,
-            "topic": r.topic,
-            "currentOffset": r.current_offset,
-            "targetOffset": r.target_offset,
-            "delta": r.delta,
-            "targetTimestamp": r.target_timestamp,
-            "minOffset": r.min_offset,
-            "maxOffset": r.max_offset,
-            "warning": ",".join(r.warnings),
-        }
-        for r in plan.rows
-    ]
-
-
-@dataclass(frozen=True)
-class PlanFileRow:
-    topic: str
-    broker_name: str
-    queue_id: int
-    current_offset: int
-    target_offset: int
-
-
-@dataclass(frozen=True)
-class PlanFile:
-    group: str
-    rows: tuple[PlanFileRow, ...]
-
-
-def _bad_plan(path: Path, why: str) -> UsageError:
-    return UsageError(f"plan file {path}: {why}; expected a file written by --export (.json or .csv)")
-
-
-def _int_field(row: Mapping, key: str, path: Path, n: int) -> int:
-    v = row.get(key)
-    if isinstance(v, bool):
-        raise _bad_plan(path, f"row {n}: {key} is not an integer")
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
-        return int(v.strip())
-    raise _bad_plan(path, f"row {n}: {key} is missing or not an integer")
-
-
-def load_plan_file(path: Path) -> PlanFile:
-    """A plan exported with --export (JSON or CSV by extension)."""
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        raise _bad_plan(path, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _bad_plan(path, f"unreadable ({exc})") from None
-    suffix = path.suffix.lower()
-    raw_rows: list[Mapping]
-    if suffix == ".json":
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise _bad_plan(path, f"not JSON ({exc})") from None
-        if (
-            not isinstance(doc, dict)
-            or doc.get("schema") != PLAN_SCHEMA
-            or not isinstance(doc.get("rows"), list)
-        ):
-            raise _bad_plan(path, f"not a {PLAN_SCHEMA} document")
-        group = doc.get("group")
-        raw_rows = doc["rows"]
-        default_topic = doc.get("topic")
-    elif suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        missing = {"group", "topic", "brokerName", "queueId", "currentOffset", "targetOffset"} - set(
-            reader.fieldnames or []
-        )
-        if missing:
-            raise _bad_plan(path, f"missing columns {', '.join(sorted(missing))}")
-        raw_rows = list(reader)
-        groups = {r.get("group") for r in raw_rows}
-        if len(groups) != 1:
-            raise _bad_plan(path, "rows must name exactly one group")
-        group = groups.pop()
-        default_topic = None
-    else:
-        raise _bad_plan(path, "unknown extension")
-    if not isinstance(group, str) or not group:
-        raise _bad_plan(path, "no group")
-    if not raw_rows:
-        raise _bad_plan(path, "no rows")
-    rows = []
-    seen = set()
-    for n, r in enumerate(raw_rows, 1):
-        if not isinstance(r, Mapping):
-            raise _bad_plan(path, f"row {n} is not an object")
-        topic = r.get("topic") or default_topic
-        broker = r.get("brokerName")
-        if not isinstance(topic, str) or not topic or not isinstance(broker, str) or not broker:
-            raise _bad_plan(path, f"row {n}: topic or brokerName missing")
-        row = PlanFileRow(
-            topic,
-            broker,
-            _int_field(r, "queueId", path, n),
-            _int_field(r, "currentOffset", path, n),
-            _int_field(r, "targetOffset", path, n),
-        )
-        if row.target_offset < 0:
-            raise _bad_plan(path, f"row {n}: negative targetOffset")
-        key = (row.topic, row.broker_name, row.queue_id)
-        if key in seen:
-            raise _bad_plan(path, f"row {n}: queue listed twice")
-        seen.add(key)
-        rows.append(row)
-    return PlanFile(group, tuple(rows))
 
 
 def _replan(
@@ -379,11 +259,49 @@ def plan_from_file(backend: Backend, plan_file: PlanFile, path: str) -> ResetPla
     )
 
 
+def _landed_changes(backend: Backend, record: Mapping, rid: str) -> tuple[list[Mapping], int]:
+    """A journal record still "pending" was written before its offsets were: the reset may have
+    been killed before, between or after the brokers' writes. Look at what the store holds:
+    the changes that landed (to undo) and how many never did (nothing to undo there)."""
+    landed: list[Mapping] = []
+    not_landed, moved = 0, []
+    for c in record["changes"]:
+        if c["before"] == c["after"]:
+            continue  # unchanged by the reset: nothing to tell, nothing to undo
+        now = _committed(backend, c["brokerName"], str(record["group"]), c["topic"], c["queueId"])
+        if now == c["after"]:
+            landed.append(c)
+        elif now == c["before"]:
+            not_landed += 1
+        else:
+            where = f"{c['brokerName']} {c['topic']} queue {c['queueId']}"
+            moved.append(f"{where} is {now} (before {c['before']}, reset to {c['after']})")
+    if moved:
+        raise RefusedError(
+            f"cannot undo {rid}: its journal record is pending (the reset was interrupted) and offsets "
+            f"moved since: {'; '.join(moved[:3])}; nothing written",
+            "inspect with consumerProgress and reset the queues explicitly (--from-file)",
+        )
+    if not landed:
+        raise RefusedError(
+            f"nothing to undo: reset {rid} never landed (its journal record is pending and the store "
+            "still holds the offsets from before it: the reset was interrupted before writing)",
+            "undo an older reset by its id (the journal directory lists them)",
+        )
+    return landed, not_landed
+
+
 def plan_undo(backend: Backend, record: Mapping) -> ResetPlan:
     """The reverse of a journalled reset: every queue back to its offset before it."""
-    items = [(c["topic"], c["brokerName"], c["queueId"], c["after"], c["before"]) for c in record["changes"]]
     rid = str(record.get("id"))
-    return _replan(
+    changes, note_text = list(record["changes"]), None
+    if record.get("state", "applied") == "pending":
+        changes, missing = _landed_changes(backend, record, rid)
+        note_text = f"pending journal record: undoing the {len(changes)} queue(s) whose reset landed"
+        if missing:
+            note_text += f", {missing} never changed"
+    items = [(c["topic"], c["brokerName"], c["queueId"], c["after"], c["before"]) for c in changes]
+    plan = _replan(
         backend,
         str(record["group"]),
         items,
@@ -391,3 +309,4 @@ def plan_undo(backend: Backend, record: Mapping) -> ResetPlan:
         lambda moved: f"cannot undo {rid}: offsets moved since it was applied: " + "; ".join(moved),
         undo_of=rid,
     )
+    return note(plan, note_text) if note_text else plan

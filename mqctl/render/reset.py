@@ -4,22 +4,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from mqctl.ops.reset import PLAN_SCHEMA as SCHEMA
-from mqctl.ops.reset import plan_rows_for_file
 from mqctl.render.plain import front, ljust, local_datetime_ms
 
 if TYPE_CHECKING:
     from mqctl.ops.reset import ResetPlan
 
 
-def status_line(plan: ResetPlan, journal: dict | None) -> str:
-    """The first line of every text output: which of dry run / executed this was."""
+def status_line(plan: ResetPlan, journal: dict | None, exported: str | None = None) -> str:
+    """The first line of every output: dry run or executed, and every file written."""
     what = f"group {plan.group}, topic {plan.topic}, {len(plan.rows)} queue(s)"
     if plan.undo_of:
         what = f"undo of {plan.undo_of}: " + what
+    if plan.warnings:
+        what += "; " + "; ".join(plan.warnings)
+    where = "" if exported in (None, "-") else f"; plan exported to {exported}"
     if journal is None:
+        if where:
+            return f"DRY RUN: offsets unchanged ({what}){where}; add --execute to apply"
         return f"DRY RUN: nothing written ({what}); add --execute to apply"
-    return f"EXECUTED: offsets written ({what}); journal {journal['id']}, undo with --undo {journal['id']}"
+    state = "" if journal.get("state", "applied") == "applied" else " (journal left pending: see --undo)"
+    return (
+        f"EXECUTED: offsets written ({what}); journal {journal['id']}{state}, undo with --undo {journal['id']}"
+        + where
+    )
 
 
 def _mqadmin_order(plan: ResetPlan) -> list:
@@ -34,10 +41,9 @@ def _mqadmin_order(plan: ResetPlan) -> list:
     return [r for _mq, r in hashmap_putall_order(maps, message_queue_hash)]
 
 
-def plain(plan: ResetPlan, out: TextIO, journal: dict | None, ts_text: str, ts_long: int) -> None:
-    """mqadmin's printf lines (spec/mqadmin.md 4.2 / 4.3) after mqctl's status line."""
+def plain(plan: ResetPlan, out: TextIO, ts_text: str, ts_long: int) -> None:
+    """mqadmin's printf lines alone (spec/mqadmin.md 4.2 / 4.3); the status line goes elsewhere."""
     w = out.write
-    w(status_line(plan, journal) + "\n")
     if plan.single_queue and len(plan.rows) == 1:
         r = plan.rows[0]
         w(
@@ -56,77 +62,16 @@ def plain(plan: ResetPlan, out: TextIO, journal: dict | None, ts_text: str, ts_l
         w(f"{ljust(front(r.broker_name, 32), 40)}  {ljust(r.queue_id, 40)}  {ljust(r.target_offset, 40)}\n")
 
 
-def json_doc(plan: ResetPlan, journal: dict | None) -> dict:
-    """Also the --export JSON plan format (read back by --from-file)."""
-    doc: dict = {
-        "schema": SCHEMA,
-        "executed": journal is not None,
-        "group": plan.group,
-        "topic": plan.topic,
-        "target": {"kind": plan.target.kind, "value": plan.target.value, "text": plan.target.text},
-        "force": plan.force,
-        "rows": plan_rows_for_file(plan),
-        "totals": {
-            "queues": len(plan.rows),
-            "changed": plan.changed,
-            "replayed": plan.replayed,
-            "skipped": plan.skipped,
-        },
-    }
-    if plan.undo_of:
-        doc["undoOf"] = plan.undo_of
-    if journal is not None:
-        doc["journal"] = {"id": journal["id"], "path": journal.get("path")}
-    return doc
-
-
-CSV_COLUMNS = [
-    "group",
-    "topic",
-    "brokerName",
-    "queueId",
-    "currentOffset",
-    "targetOffset",
-    "delta",
-    "targetTimestamp",
-    "minOffset",
-    "maxOffset",
-    "warning",
-    "executed",
-]
-
-
-def csv_rows(plan: ResetPlan, journal: dict | None) -> list[list]:
-    executed = "true" if journal is not None else "false"
-    return [
-        [
-            plan.group,
-            r.topic,
-            r.broker_name,
-            r.queue_id,
-            r.current_offset,
-            r.target_offset,
-            r.delta,
-            r.target_timestamp,
-            r.min_offset,
-            r.max_offset,
-            ",".join(r.warnings),
-            executed,
-        ]
-        for r in plan.rows
-    ]
-
-
 def _signed(d: int | None) -> str:
     if d is None:
         return "-"
     return f"+{d}" if d > 0 else str(d)
 
 
-def table(plan: ResetPlan, out: TextIO, journal: dict | None) -> None:
+def table(plan: ResetPlan, out: TextIO, status: str) -> None:
     from mqctl.render.table import Column, TableSpec, write_table
 
-    out.write(status_line(plan, journal) + "\n")
+    out.write(status + "\n")
     cols = [
         Column("Broker"),
         Column("QID", "right"),

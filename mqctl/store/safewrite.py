@@ -432,6 +432,9 @@ def apply_offsets_to_stores(
             "schema": JOURNAL_SCHEMA,
             "id": _journal_id(group, now),
             "createdMs": now,
+            # Pending until every broker's rename landed: a reset killed in between must not
+            # look applied (undo checks what the store holds for a pending record).
+            "state": "pending",
             "group": group,
             "note": note,
             "stores": {b: str(roots[b].resolve()) for b in names},
@@ -460,6 +463,13 @@ def apply_offsets_to_stores(
                     f"brokers hold the new offsets (journal {jpath.name}); the others are unchanged"
                 ) from exc
             raise
+    record["state"] = "applied"
+    try:
+        _write_journal(record, jdir)
+    except StoreError:
+        # The offsets are written; a record left "pending" is resolved by undo, which looks at
+        # what the store holds. Failing the command now would report a landed write as failed.
+        record["state"] = "pending"
     record["path"] = str(jpath)
     return record
 

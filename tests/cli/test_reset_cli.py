@@ -59,14 +59,15 @@ def test_dry_run_is_default_and_writes_nothing(env) -> None:  # type: ignore[no-
     before = snapshot(*env["stores"].values())
     r = run(["-g", "G", "-t", "T", "-s", "3000", *env["S"], "--output", "plain"])
     assert r.exit_code == 0, r.stderr
+    # plain: stdout is mqadmin's table alone (scripts parse it); the dry-run banner is on stderr.
+    assert r.stderr.startswith("DRY RUN: nothing written")
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("DRY RUN: nothing written")
-    assert lines[1] == (
+    assert lines[0] == (
         "start reset consumer offset by specified, group[G], topic[T], force[true], "
         "timestamp(string)[3000], timestamp(long)[3000]"
     )
-    assert lines[2] == "#brokerName".ljust(40) + "  " + "#queueId".ljust(40) + "  " + "#offset".ljust(40)
-    rows = {tuple(x.split()) for x in lines[3:]}
+    assert lines[1] == "#brokerName".ljust(40) + "  " + "#queueId".ljust(40) + "  " + "#offset".ljust(40)
+    rows = {tuple(x.split()) for x in lines[2:]}
     assert rows == {
         ("broker-a", "0", "3"),
         ("broker-a", "1", "0"),
@@ -75,7 +76,7 @@ def test_dry_run_is_default_and_writes_nothing(env) -> None:  # type: ignore[no-
         ("broker-b", "0", "1"),
         ("broker-b", "1", "0"),
     }
-    assert all(len(x) == 124 for x in lines[2:])  # three 40-wide columns, trailing spaces kept
+    assert all(len(x) == 124 for x in lines[1:])  # three 40-wide columns, trailing spaces kept
     assert snapshot(*env["stores"].values()) == before
     assert not env["journal"].exists()
 
@@ -83,7 +84,8 @@ def test_dry_run_is_default_and_writes_nothing(env) -> None:  # type: ignore[no-
 def test_single_queue_plain_is_mqadmin_path_a(env) -> None:  # type: ignore[no-untyped-def]
     r = run(["-g", "G", "-t", "T", "-s", "5000", "-b", "broker-a", "-q", "0", *env["S"], "--output", "plain"])
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.splitlines()[1:] == [
+    assert r.stderr.startswith("DRY RUN")
+    assert r.stdout.splitlines() == [
         "start reset consumer offset by specified, group[G], topic[T], queueId[0], broker[broker-a], "
         "timestamp(string)[5000], timestamp(long)[5000]",
         "reset consumer offset to 6",
@@ -111,7 +113,8 @@ def test_execute_json_then_undo(env) -> None:  # type: ignore[no-untyped-def]
     assert committed(env["stores"], "broker-a") == {0: 3, 1: 0, 2: 8, 3: 0}
     r = run(["--undo", doc["journal"]["id"], "--execute", "--output", "plain"])
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.startswith("EXECUTED: offsets written (undo of ")
+    assert r.stderr.startswith("EXECUTED: offsets written (undo of ")
+    assert r.stdout.startswith("start reset consumer offset by specified")
     assert committed(env["stores"], "broker-a") == {0: 5, 2: 2, 3: 0}
     assert committed(env["stores"], "broker-b") == {0: 3}
 

@@ -1,0 +1,274 @@
+"""Plan files of resetOffsetByTime: the JSON/CSV documents, --export written safely, --from-file.
+
+One owner for the format: ``-o json`` prints ``plan_document``, ``--export`` writes it (or the
+CSV form), ``--from-file`` reads either back.
+
+Export safety: a plan is never written inside a broker store (it could replace the broker's own
+files), never replaces an existing file unless asked (``overwrite``), and lands atomically (a
+temp file in the same directory, fsync, then a no-clobber link or a rename), so a reader never
+sees half a plan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mqctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from mqctl.ops.reset import ResetPlan
+
+PLAN_SCHEMA = "mqctl/resetOffsetByTime/v1"
+
+
+def plan_rows(plan: ResetPlan) -> list[dict]:
+    return [
+        {
+            "brokerName": r.broker_name,
+            "queueId": r.queue_id,
+            "topic": r.topic,
+            "currentOffset": r.current_offset,
+            "targetOffset": r.target_offset,
+            "delta": r.delta,
+            "targetTimestamp": r.target_timestamp,
+            "minOffset": r.min_offset,
+            "maxOffset": r.max_offset,
+            "warning": ",".join(r.warnings),
+        }
+        for r in plan.rows
+    ]
+
+
+@dataclass(frozen=True)
+class PlanFileRow:
+    topic: str
+    broker_name: str
+    queue_id: int
+    current_offset: int
+    target_offset: int
+
+
+@dataclass(frozen=True)
+class PlanFile:
+    group: str
+    rows: tuple[PlanFileRow, ...]
+
+
+def _bad_plan(path: Path, why: str) -> UsageError:
+    return UsageError(f"plan file {path}: {why}; expected a file written by --export (.json or .csv)")
+
+
+def _int_field(row: Mapping, key: str, path: Path, n: int) -> int:
+    v = row.get(key)
+    if isinstance(v, bool):
+        raise _bad_plan(path, f"row {n}: {key} is not an integer")
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        return int(v.strip())
+    raise _bad_plan(path, f"row {n}: {key} is missing or not an integer")
+
+
+def load_plan_file(path: Path) -> PlanFile:
+    """A plan exported with --export (JSON or CSV by extension)."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise _bad_plan(path, "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _bad_plan(path, f"unreadable ({exc})") from None
+    suffix = path.suffix.lower()
+    raw_rows: list[Mapping]
+    if suffix == ".json":
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise _bad_plan(path, f"not JSON ({exc})") from None
+        if (
+            not isinstance(doc, dict)
+            or doc.get("schema") != PLAN_SCHEMA
+            or not isinstance(doc.get("rows"), list)
+        ):
+            raise _bad_plan(path, f"not a {PLAN_SCHEMA} document")
+        group = doc.get("group")
+        raw_rows = doc["rows"]
+        default_topic = doc.get("topic")
+    elif suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        missing = {"group", "topic", "brokerName", "queueId", "currentOffset", "targetOffset"} - set(
+            reader.fieldnames or []
+        )
+        if missing:
+            raise _bad_plan(path, f"missing columns {', '.join(sorted(missing))}")
+        raw_rows = list(reader)
+        groups = {r.get("group") for r in raw_rows}
+        if len(groups) != 1:
+            raise _bad_plan(path, "rows must name exactly one group")
+        group = groups.pop()
+        default_topic = None
+    else:
+        raise _bad_plan(path, "unknown extension")
+    if not isinstance(group, str) or not group:
+        raise _bad_plan(path, "no group")
+    if not raw_rows:
+        raise _bad_plan(path, "no rows")
+    rows = []
+    seen = set()
+    for n, r in enumerate(raw_rows, 1):
+        if not isinstance(r, Mapping):
+            raise _bad_plan(path, f"row {n} is not an object")
+        topic = r.get("topic") or default_topic
+        broker = r.get("brokerName")
+        if not isinstance(topic, str) or not topic or not isinstance(broker, str) or not broker:
+            raise _bad_plan(path, f"row {n}: topic or brokerName missing")
+        row = PlanFileRow(
+            topic,
+            broker,
+            _int_field(r, "queueId", path, n),
+            _int_field(r, "currentOffset", path, n),
+            _int_field(r, "targetOffset", path, n),
+        )
+        if row.target_offset < 0:
+            raise _bad_plan(path, f"row {n}: negative targetOffset")
+        key = (row.topic, row.broker_name, row.queue_id)
+        if key in seen:
+            raise _bad_plan(path, f"row {n}: queue listed twice")
+        seen.add(key)
+        rows.append(row)
+    return PlanFile(group, tuple(rows))
+
+
+def plan_document(plan: ResetPlan, journal: dict | None) -> dict:
+    """The plan as JSON: `-o json` output, the --export format and what --from-file reads back."""
+    doc: dict = {
+        "schema": PLAN_SCHEMA,
+        "executed": journal is not None,
+        "group": plan.group,
+        "topic": plan.topic,
+        "target": {"kind": plan.target.kind, "value": plan.target.value, "text": plan.target.text},
+        "force": plan.force,
+        "rows": plan_rows(plan),
+        "totals": {
+            "queues": len(plan.rows),
+            "changed": plan.changed,
+            "replayed": plan.replayed,
+            "skipped": plan.skipped,
+        },
+    }
+    if plan.undo_of:
+        doc["undoOf"] = plan.undo_of
+    if journal is not None:
+        doc["journal"] = {"id": journal["id"], "path": journal.get("path")}
+    return doc
+
+
+CSV_COLUMNS = [
+    "group",
+    "topic",
+    "brokerName",
+    "queueId",
+    "currentOffset",
+    "targetOffset",
+    "delta",
+    "targetTimestamp",
+    "minOffset",
+    "maxOffset",
+    "warning",
+    "executed",
+]
+
+
+def csv_rows(plan: ResetPlan, journal: dict | None) -> list[list]:
+    executed = "true" if journal is not None else "false"
+    return [
+        [
+            plan.group,
+            r.topic,
+            r.broker_name,
+            r.queue_id,
+            r.current_offset,
+            r.target_offset,
+            r.delta,
+            r.target_timestamp,
+            r.min_offset,
+            r.max_offset,
+            ",".join(r.warnings),
+            executed,
+        ]
+        for r in plan.rows
+    ]
+
+
+# ----------------------------------------------------------------------------------- export
+
+STDOUT = "-"
+
+
+def check_export_target(target: str, protected: Iterable[Path], overwrite: bool) -> Path | None:
+    """Refuse an export path before anything is computed; None means stdout (``-``)."""
+    if target == STDOUT:
+        return None
+    path = Path(target).expanduser()
+    if path.suffix.lower() not in (".json", ".csv"):
+        raise UsageError(f"--export {target}: the file name must end in .json or .csv (or '-' for stdout)")
+    resolved = path.resolve()
+    for root in protected:
+        if resolved == root.resolve() or resolved.is_relative_to(root.resolve()):
+            raise UsageError(
+                f"--export {target}: refusing to write inside the broker store {root}",
+                "write the plan somewhere else, e.g. --export ./plan.json",
+            )
+    if not resolved.parent.is_dir():
+        raise UsageError(f"--export {target}: directory {resolved.parent} does not exist")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise UsageError(
+            f"--export {target}: the file exists; nothing written",
+            "pass --overwrite to replace it, or choose another name",
+        )
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--export {target}: not a regular file")
+    return path
+
+
+def render_plan(plan: ResetPlan, journal: dict | None, csv_form: bool) -> str:
+    if not csv_form:
+        return json.dumps(plan_document(plan, journal), ensure_ascii=False, indent=2) + "\n"
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerows(["" if v is None else v for v in row] for row in csv_rows(plan, journal))
+    return buf.getvalue()
+
+
+def write_export(path: Path, text: str, overwrite: bool) -> None:
+    """Temp file next to the target, fsync, then link (no clobber) or rename (overwrite)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.mqctl-tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # fails if a file appeared since the check: never replaced
+            except FileExistsError:
+                raise UsageError(
+                    f"--export {path}: the file exists; nothing written", "pass --overwrite to replace it"
+                ) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
