@@ -80,3 +80,49 @@ class CheckFailedError(MqctlError):
     """A --max-lag style gate was exceeded (the data was still printed)."""
 
     exit_status = ExitStatus.CHECK_FAILED
+
+
+# ------------------------------------------------------------------------------------------------
+# The live cluster (remoting): local protocol faults are kept apart from the broker's own answers.
+
+
+class ProtocolError(UnreachableError):
+    """The peer did not speak RocketMQ's remoting protocol: a bad, oversized or truncated frame, a
+    connection closed mid-frame. Local to this conversation; nothing was answered."""
+
+
+class RemoteTimeoutError(UnreachableError):
+    """No answer within the timeout (per request) or the overall deadline."""
+
+
+# Broker/name-server response codes (remoting.md 6) -> the exit status they mean for a user.
+_RESPONSE_EXIT = {
+    3: ExitStatus.NOT_AVAILABLE,  # REQUEST_CODE_NOT_SUPPORTED: this broker version lacks the request
+    14: ExitStatus.UNREACHABLE,  # SERVICE_NOT_AVAILABLE
+    1500: ExitStatus.UNREACHABLE,  # GO_AWAY: a proxy shutting down
+    16: ExitStatus.REFUSED,  # NO_PERMISSION (authentication / authorization)
+    17: ExitStatus.NOT_FOUND,  # TOPIC_NOT_EXIST
+    22: ExitStatus.NOT_FOUND,  # QUERY_NOT_FOUND (no committed offset)
+    24: ExitStatus.NOT_FOUND,  # SUBSCRIPTION_NOT_EXIST
+    26: ExitStatus.NOT_FOUND,  # SUBSCRIPTION_GROUP_NOT_EXIST
+    206: ExitStatus.NOT_FOUND,  # CONSUMER_NOT_ONLINE
+}
+
+
+class BrokerResponseError(MqctlError):
+    """A broker or name server answered a request with an error code (its code and remark kept)."""
+
+    def __init__(
+        self,
+        code: int,
+        remark: str | None,
+        addr: str,
+        request: str = "request",
+        hint: str | None = None,
+    ) -> None:
+        text = " ".join((remark or "").split()) or "no remark"
+        super().__init__(f"{addr} refused {request}: code {code}: {text}", hint)
+        self.code = code
+        self.remark = remark
+        self.addr = addr
+        self.exit_status = _RESPONSE_EXIT.get(code, ExitStatus.REFUSED)

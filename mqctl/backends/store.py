@@ -11,8 +11,14 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mqctl.errors import NotAvailableError, NotFoundError
-from mqctl.model import TopicConfig
+from mqctl.errors import NotAvailableError, NotFoundError, StoreError
+from mqctl.model import (
+    FOUND_OFFSETS,
+    FOUND_RETRY_TOPIC,
+    GroupRef,
+    TopicConfig,
+    group_of_retry_topic,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,11 +59,13 @@ class _Broker:
     def group_offsets(self, group: str) -> dict[str, dict[int, int]]:
         """topic -> {queueId: offset}; the table is indexed by group once, not scanned per call."""
         if self._by_group is None:
+            from mqctl.store.offsets import COMMITTED, split_offset_key
+
             index: dict[str, dict[str, dict[int, int]]] = {}
             for key, queues in self.offsets.table.offsets.items():
-                topic, sep, g = key.rpartition("@")
-                if sep:
-                    index.setdefault(g, {})[topic] = queues
+                parts = split_offset_key(key)
+                if parts is not None and parts[2] == COMMITTED:
+                    index.setdefault(parts[1], {})[parts[0]] = queues
             self._by_group = index
         return self._by_group.get(group, {})
 
@@ -130,8 +138,9 @@ class StoreBackend:
             known = ", ".join(self._brokers) or "none"
             raise NotFoundError(f"unknown broker {name!r} (known: {known})") from None
 
-    def store_root(self, broker: str) -> Path:
-        return self._broker(broker).layout.root
+    def protected_paths(self) -> list[Path]:
+        """The store roots: mqctl writes there only through the safe offset write."""
+        return [Path(root) for root in self._roots.values()]
 
     # --- metadata ---------------------------------------------------------------------
     def broker_names(self) -> Sequence[str]:
@@ -151,6 +160,28 @@ class StoreBackend:
             b.group_offsets("")
             names.update(g for g in (b._by_group or {}) if g)
         return sorted(names)
+
+    def group_catalog(self) -> Sequence[GroupRef]:
+        """mqadmin's overview order first: groups of the retry topics, in the Java HashSet order of
+        the name server's topic list (a HashMap of capacity 1024 on the server, re-hashed into the
+        client's set); then groups only the offset tables know, by name."""
+        from mqctl.store.offsets import java_hash_order
+
+        topics: list[str] = []
+        for b in self._brokers.values():
+            topics.extend(b.topics)
+        by_retry: dict[str, None] = {}
+        for t in java_hash_order(java_hash_order(sorted(set(topics)), 1024)):
+            g = group_of_retry_topic(t)
+            if g is not None:
+                by_retry.setdefault(g)
+        with_offsets = set(self.groups())
+        refs = [
+            GroupRef(g, (FOUND_RETRY_TOPIC, FOUND_OFFSETS) if g in with_offsets else (FOUND_RETRY_TOPIC,))
+            for g in by_retry
+        ]
+        refs += [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - by_retry.keys())]
+        return refs
 
     def subscription_groups(self, broker: str) -> Mapping[str, dict]:
         return self._broker(broker).subscription_groups
@@ -221,4 +252,11 @@ class StoreBackend:
         from mqctl.store.safewrite import apply_offsets_to_stores
 
         roots = {name: b.layout for name, b in self._brokers.items()}
-        return apply_offsets_to_stores(roots, group, offsets, expected, force_abort_file=force_abort_file)
+        try:
+            return apply_offsets_to_stores(roots, group, offsets, expected, force_abort_file=force_abort_file)
+        except OSError as exc:  # read-only filesystem, full disk, permissions: rolled back underneath
+            where = exc.filename or "the store"
+            raise StoreError(
+                f"cannot write {where}: {exc.strerror or exc}; the reset was rolled back, nothing written",
+                "check the store's filesystem (read-only? full?) and its permissions",
+            ) from None

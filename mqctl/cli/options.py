@@ -137,6 +137,7 @@ def emit(
     table: Callable[[TextIO], None],
     json_doc: Callable[[], dict],
     csv: Callable[[], tuple[Sequence[str], Iterable[Sequence[object]]]],
+    headers: bool = True,
 ) -> None:
     """Write one result in the chosen format; each renderer is only called (and imported) if chosen."""
     if fmt is OutputFormat.plain:
@@ -149,7 +150,7 @@ def emit(
         from mqctl.render.csvout import write_csv
 
         columns, rows = csv()
-        write_csv(columns, rows, out)
+        write_csv(columns if headers else None, rows, out)
     else:
         table(out)
     out.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
@@ -11,6 +12,7 @@ from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
     ClusterOpt,
     NamesrvOpt,
+    OutputFormat,
     OutputOpt,
     ProfileOpt,
     StoreOpt,
@@ -19,6 +21,7 @@ from mqctl.cli.options import (
     resolve_format,
 )
 from mqctl.errors import CheckFailedError, UsageError
+from mqctl.render import progress as render
 
 HELP = """Query a consumer group's progress: per queue the broker offset (max), the committed consumer
 offset, the diff, and the store time of the last consumed message — the numbers mqadmin prints,
@@ -47,7 +50,8 @@ def consumer_progress(
             "--showClientIP",
             "-s",
             metavar="true|false",
-            help="mqadmin's -s true: add the Client IP column (N/A on a store: no connections).",
+            help="mqadmin's -s true: add the Client IP column, in plain and in the table (N/A on a "
+            "store: no connections).",
             show_default=False,
         ),
     ] = None,
@@ -77,7 +81,8 @@ def consumer_progress(
         typer.Option(
             "--max-lag",
             metavar="N",
-            help="Exit 10 after printing when the diff total (matched total with --tags) exceeds N.",
+            help="Exit 10 after printing when the diff total (matched total with --tags) exceeds N. "
+            "Without -g: when any group's diff total does (the fleet-wide check).",
             show_default=False,
         ),
     ] = None,
@@ -87,10 +92,21 @@ def consumer_progress(
             "--max-lag-time",
             metavar="DURATION",
             help="Exit 10 after printing when the oldest unconsumed message "
-            "is older than DURATION (1h30m, 90s, PT15M).",
+            "is older than DURATION (1h30m, 90s, PT15M); without -g, in any group.",
             show_default=False,
         ),
     ] = None,
+    sort: Annotated[
+        str,
+        typer.Option(
+            "--sort",
+            metavar="lag|name|mqadmin",
+            help="Without -g: row order of the table, JSON and CSV (plain keeps mqadmin's order).",
+        ),
+    ] = "lag",
+    no_headers: Annotated[
+        bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")
+    ] = False,
     store: StoreOpt = None,
     profile: ProfileOpt = None,
     namesrv: NamesrvOpt = None,
@@ -100,69 +116,111 @@ def consumer_progress(
     from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
     from mqctl.ops.timeparse import parse_duration_ms
-    from mqctl.render import progress as render
 
     group = group.strip() if group else None
     topic = topic.strip() if topic else None
     if topic and not group:
         raise UsageError("-t/--topicName needs -g/--groupName")
-    if (tags or verify_tags or max_lag is not None or max_lag_time) and not group:
-        raise UsageError("--tags, --verify-tags, --max-lag and --max-lag-time need -g/--groupName")
+    if (tags or verify_tags) and not group:
+        raise UsageError("--tags and --verify-tags need -g/--groupName")
     if verify_tags and not tags:
         raise UsageError("--verify-tags needs --tags EXPR")
     if max_lag is not None and max_lag < 0:
         raise UsageError("--max-lag must be >= 0")
-    lag_time_limit = parse_duration_ms(max_lag_time) if max_lag_time else None
+    if sort not in ("lag", "name", "mqadmin"):
+        raise UsageError(f"--sort {sort!r}: expected lag, name or mqadmin")
+    gates = Gates(max_lag, parse_duration_ms(max_lag_time) if max_lag_time else None)
     sub = None
     if tags is not None:
         from mqctl.store.subexpr import parse_subexpr
 
         sub = parse_subexpr(tags)
     fmt = resolve_format(output)
-    out = sys.stdout
+    ip = (show_client_ip or "").strip().lower() == "true"
 
     with open_backend(store, profile, namesrv) as backend, DelayedProgress("scanning queues") as bar:
         if group is None:
             summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update)
             for w in getattr(backend, "warnings", []):
                 warn(w)
-            emit(
-                fmt,
-                out,
-                plain=lambda o: render.groups_plain(summaries, o),
-                table=lambda o: render.groups_table(summaries, o),
-                json_doc=lambda: render.groups_json(summaries),
-                csv=lambda: (
-                    ["group", "diffTotal", "maxLagMs"],
-                    [[g.group, g.diff_total, g.max_lag_ms] for g in summaries],
-                ),
-            )
+            _overview(summaries, fmt, sort, not no_headers)
+            gates.check_groups(summaries)
             return
         result = ops.group_progress(
             backend, group, topic, tags=sub, verify_tags=verify_tags, now_ms=now_ms, on_progress=bar.update
         )
     for w in result.warnings:
         warn(w)
+    reason = ops.no_rows_reason(result, topic)
+    if reason:
+        warn(reason)
     emit(
         fmt,
-        out,
-        plain=lambda o: render.plain(
-            result, o, show_client_ip=(show_client_ip or "").strip().lower() == "true"
-        ),
-        table=lambda o: render.table(result, o),
+        sys.stdout,
+        plain=lambda o: render.plain(result, o, show_client_ip=ip, headers=not no_headers),
+        table=lambda o: render.table(result, o, show_client_ip=ip),
         json_doc=lambda: render.json_doc(result),
         csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
+        headers=not no_headers,
+    )
+    gates.check_group(result)
+
+
+def _overview(summaries, fmt: OutputFormat, sort: str, headers: bool) -> None:  # type: ignore[no-untyped-def]
+    from mqctl.ops.progress import sort_groups
+
+    above = [g.group for g in summaries if g.queues_above_max]
+    if above:
+        warn(
+            f"{len(above)} group(s) have queues whose committed offset lies above the queue's max "
+            f"(counted as 0 lag): {', '.join(above[:5])}{' ...' if len(above) > 5 else ''}"
+        )
+    ordered = sort_groups(summaries, sort)
+    emit(
+        fmt,
+        sys.stdout,
+        plain=lambda o: render.groups_plain(summaries, o, headers=headers),  # mqadmin's order, always
+        table=lambda o: render.groups_table(ordered, o, sort),
+        json_doc=lambda: render.groups_json(ordered),
+        csv=lambda: (render.GROUP_CSV_COLUMNS, render.groups_csv_rows(ordered)),
+        headers=headers,
     )
 
-    measured = result.matched_total if sub is not None else result.diff_total
-    if max_lag is not None and measured is not None and measured > max_lag:
-        what = "matched diff total" if sub is not None else "diff total"
-        raise CheckFailedError(f"--max-lag exceeded: {what} {measured} > {max_lag} (group {group})")
-    if lag_time_limit is not None and result.max_lag_ms > lag_time_limit:
-        raise CheckFailedError(
-            f"--max-lag-time exceeded: oldest unconsumed message is {result.max_lag_ms} ms old "
-            f"> {lag_time_limit} ms (group {group})"
-        )
+
+@dataclass(frozen=True)
+class Gates:
+    """--max-lag / --max-lag-time: checked after the output was printed (exit 10)."""
+
+    max_lag: int | None
+    max_lag_ms: int | None
+
+    def check_group(self, result) -> None:  # type: ignore[no-untyped-def]
+        measured = result.matched_total if result.tags is not None else result.diff_total
+        if self.max_lag is not None and measured is not None and measured > self.max_lag:
+            what = "matched diff total" if result.tags is not None else "diff total"
+            raise CheckFailedError(
+                f"--max-lag exceeded: {what} {measured} > {self.max_lag} (group {result.group})"
+            )
+        if self.max_lag_ms is not None and result.max_lag_ms > self.max_lag_ms:
+            raise CheckFailedError(
+                f"--max-lag-time exceeded: oldest unconsumed message is {result.max_lag_ms} ms old "
+                f"> {self.max_lag_ms} ms (group {result.group})"
+            )
+
+    def check_groups(self, summaries) -> None:  # type: ignore[no-untyped-def]
+        """Without -g: the fleet-wide check, every group against the same limits."""
+        over = [
+            g
+            for g in summaries
+            if (self.max_lag is not None and g.diff_total > self.max_lag)
+            or (self.max_lag_ms is not None and g.max_lag_ms > self.max_lag_ms)
+        ]
+        if over:
+            names = ", ".join(f"{g.group} ({g.diff_total}, {g.max_lag_ms} ms)" for g in over[:5])
+            more = f" and {len(over) - 5} more" if len(over) > 5 else ""
+            raise CheckFailedError(
+                f"{len(over)} of {len(summaries)} group(s) over --max-lag/--max-lag-time: {names}{more}"
+            )
 
 
 consumer_progress.__doc__ = HELP

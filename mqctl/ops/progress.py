@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from mqctl.backends.base import Backend
 from mqctl.errors import NotFoundError
@@ -30,7 +30,18 @@ class GroupProgress:
 
     @property
     def diff_total(self) -> int:
+        """Lag total: each queue's diff counted as never below zero, so a queue whose committed
+        offset lies above its max cannot cancel out real lag elsewhere (gates use this)."""
+        return sum(r.lag for r in self.rows)
+
+    @property
+    def raw_diff_total(self) -> int:
+        """mqadmin's "Consume Diff Total": the plain sum of diffs, negative ones included."""
         return sum(r.diff for r in self.rows)
+
+    @property
+    def above_max(self) -> list[ProgressRow]:
+        return [r for r in self.rows if r.above_max]
 
     @property
     def inflight_total(self) -> int:
@@ -56,6 +67,10 @@ class GroupSummary:
     topics: list[str]
     brokers: list[str]
     max_lag_ms: int
+    raw_diff_total: int = 0  # mqadmin's sum, negative diffs included (plain output)
+    queues_above_max: int = 0
+    found_in: tuple[str, ...] = ()  # model.FOUND_*: where the overview found the group
+    queues: int = 0
 
 
 def _topics_for(backend: Backend, broker: str, group: str, topic: str | None) -> list[str]:
@@ -65,10 +80,13 @@ def _topics_for(backend: Backend, broker: str, group: str, topic: str | None) ->
 
 
 def group_known(backend: Backend, group: str) -> bool:
+    """Committed offsets, a subscription group or a retry topic (mqadmin's route) on any broker."""
     for broker in backend.broker_names():
-        if backend.committed_offsets(broker, group) or group in backend.subscription_groups(broker):
+        if backend.committed_offsets(broker, group) or f"{RETRY_PREFIX}{group}" in backend.topic_configs(
+            broker
+        ):
             return True
-    return False
+    return any(group in backend.subscription_groups(b) for b in backend.broker_names())
 
 
 def group_progress(
@@ -80,9 +98,10 @@ def group_progress(
     verify_tags: bool = False,
     now_ms: int | None = None,
     on_progress: ProgressCallback | None = None,
+    require_known: bool = True,
 ) -> GroupProgress:
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    if not group_known(backend, group):
+    if require_known and not group_known(backend, group):
         raise NotFoundError(
             f"consumer group {group!r} not found: no committed offsets and no subscription group on any broker",
             "list the groups with `mqctl consumerProgress` (no -g)",
@@ -112,13 +131,15 @@ def group_progress(
             on_progress(i + 1, len(work))
 
     rows.sort(key=lambda r: r.queue.sort_key())
+    warnings = list(getattr(backend, "warnings", []))
+    warnings += [
+        f"{r.broker_name} {r.topic} queue {r.queue_id}: committed offset {r.consumer_offset} lies above the "
+        f"queue's max {r.broker_offset} (recreated queue or a bad reset?); counted as 0 lag in totals and gates"
+        for r in rows
+        if r.above_max
+    ]
     return GroupProgress(
-        group=group,
-        rows=rows,
-        now_ms=now,
-        tags=tags,
-        tag_collisions=collisions,
-        warnings=list(getattr(backend, "warnings", [])),
+        group=group, rows=rows, now_ms=now, tags=tags, tag_collisions=collisions, warnings=warnings
     )
 
 
@@ -179,19 +200,24 @@ def _row(
 def all_groups(
     backend: Backend, *, now_ms: int | None = None, on_progress: ProgressCallback | None = None
 ) -> list[GroupSummary]:
-    """The all-groups overview: every group of the offset tables, with its diff total."""
+    """The all-groups overview, in mqadmin's row order: the groups mqadmin lists (through their
+    retry topics) and the ones only the offset tables know, each with its lag total."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    groups = list(backend.groups())
+    groups = list(backend.group_catalog())
     out: list[GroupSummary] = []
-    for i, g in enumerate(groups):
-        prog = group_progress(backend, g, now_ms=now)
+    for i, ref in enumerate(groups):
+        prog = group_progress(backend, ref.name, now_ms=now, require_known=False)
         out.append(
             GroupSummary(
-                group=g,
+                group=ref.name,
+                found_in=ref.found_in,
+                queues=len(prog.rows),
                 diff_total=prog.diff_total,
                 topics=sorted({r.topic for r in prog.rows}),
                 brokers=sorted({r.broker_name for r in prog.rows}),
                 max_lag_ms=prog.max_lag_ms,
+                raw_diff_total=prog.raw_diff_total,
+                queues_above_max=len(prog.above_max),
             )
         )
         if on_progress is not None:
@@ -199,5 +225,22 @@ def all_groups(
     return out
 
 
-def without_retry(progress: GroupProgress) -> GroupProgress:
-    return replace(progress, rows=[r for r in progress.rows if not r.topic.startswith(RETRY_PREFIX)])
+def sort_groups(groups: list[GroupSummary], by: str) -> list[GroupSummary]:
+    """``lag``: largest lag total first (then the oldest unconsumed message, then name);
+    ``name``: by group name; ``mqadmin``: as listed (mqadmin's own order)."""
+    if by == "lag":
+        return sorted(groups, key=lambda g: (-g.diff_total, -g.max_lag_ms, g.group))
+    if by == "name":
+        return sorted(groups, key=lambda g: g.group)
+    return list(groups)
+
+
+def no_rows_reason(progress: GroupProgress, topic: str | None) -> str | None:
+    """Why a group's table is empty (mqadmin fails instead, with a route or empty-table error)."""
+    if progress.rows:
+        return None
+    where = f" for topic {topic}" if topic else ""
+    return (
+        f"group {progress.group} has no committed offsets{where} on any broker: it never consumed, "
+        "or it is a pull / broadcasting consumer that keeps its offsets itself; nothing to show"
+    )

@@ -7,8 +7,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 
-def write_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]], out: TextIO) -> None:
+def write_csv(columns: Sequence[str] | None, rows: Iterable[Sequence[Any]], out: TextIO) -> None:
+    """``columns`` None: no header row (--no-headers)."""
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    if columns is not None:
+        writer.writerow(columns)
     for row in rows:
         writer.writerow(["" if v is None else v for v in row])

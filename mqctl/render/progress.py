@@ -7,39 +7,45 @@ from typing import TYPE_CHECKING, TextIO
 from mqctl.render.plain import front, java_2f, ljust, local_datetime, local_datetime_ms
 
 if TYPE_CHECKING:
+    from mqctl.model import ProgressRow
     from mqctl.ops.progress import GroupProgress, GroupSummary
 
 SCHEMA = "mqctl/consumerProgress/v1"
 SCHEMA_GROUPS = "mqctl/consumerProgress.groups/v1"
+
+# What the colours of the tables mean (printed under each table that uses them).
+LAG_WARN_MS = 3_600_000
+LEGEND = (
+    "[yellow]yellow[/yellow]: unconsumed messages, the oldest younger than 1h; "
+    "[red]red[/red]: the oldest unconsumed message is 1h old or older"
+)
 
 
 def _last_time(ts: int) -> str:
     return "N/A" if ts == 0 else local_datetime(ts)
 
 
-def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
+def _lag_style(lag: int, lag_ms: int) -> str | None:
+    if lag == 0:
+        return None
+    return "yellow" if lag_ms < LAG_WARN_MS else "red"
+
+
+def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: bool = True) -> None:
     """mqadmin 5.1+ printf layout, byte for byte (spec/mqadmin.md 3.3)."""
     w = out.write
-    head = [
-        ljust("#Topic", 64),
-        ljust("#Broker Name", 32),
-        ljust("#QID", 4),
-        ljust("#Broker Offset", 20),
-        ljust("#Consumer Offset", 20),
-    ]
-    if show_client_ip:
-        w(
-            "  ".join(head)
-            + "  "
-            + ljust("#Client IP", 20)
-            + " "
-            + ljust("#Diff", 20)
-            + " "
-            + ljust("#Inflight", 20)
-            + "#LastTime\n"
-        )
-    else:
-        w("  ".join(head) + "  " + ljust("#Diff", 20) + " " + ljust("#Inflight", 20) + "#LastTime\n")
+    head = "  ".join(
+        [
+            ljust("#Topic", 64),
+            ljust("#Broker Name", 32),
+            ljust("#QID", 4),
+            ljust("#Broker Offset", 20),
+            ljust("#Consumer Offset", 20),
+        ]
+    )
+    if headers:
+        ip_head = ljust("#Client IP", 20) + " " if show_client_ip else ""
+        w(head + "  " + ip_head + ljust("#Diff", 20) + " " + ljust("#Inflight", 20) + "#LastTime\n")
     for r in p.rows:
         cells = [
             ljust(front(r.topic, 64), 64),
@@ -55,38 +61,67 @@ def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         w(line)
     w("\n")
     w(f"Consume TPS: {java_2f(0.0)}\n")
-    w(f"Consume Diff Total: {p.diff_total}\n")
+    w(f"Consume Diff Total: {p.raw_diff_total}\n")
     w(f"Consume Inflight Total: {p.inflight_total}\n")
 
 
-def _row_dict(r) -> dict:  # type: ignore[no-untyped-def]
-    d = {
+# (JSON key, CSV column) of a row, in order; the CSV carries exactly the JSON's fields.
+ROW_FIELDS = (
+    "topic",
+    "brokerName",
+    "queueId",
+    "brokerOffset",
+    "consumerOffset",
+    "diff",
+    "lag",
+    "inflight",
+    "lastTimestamp",
+    "minOffset",
+    "committed",
+    "belowMin",
+    "aboveMax",
+    "oldestUnconsumedTimestamp",
+    "lagMs",
+    "clientIp",
+    "matchedDiff",
+)
+
+
+def _row_values(r: ProgressRow) -> dict:
+    return {
         "topic": r.topic,
         "brokerName": r.broker_name,
         "queueId": r.queue_id,
         "brokerOffset": r.broker_offset,
         "consumerOffset": r.consumer_offset,
         "diff": r.diff,
+        "lag": r.lag,
         "inflight": r.inflight,
         "lastTimestamp": r.last_timestamp,
         "minOffset": r.min_offset,
         "committed": r.committed,
         "belowMin": r.committed and r.consumer_offset < r.min_offset,
+        "aboveMax": r.above_max,
         "oldestUnconsumedTimestamp": r.oldest_unconsumed_timestamp,
         "lagMs": r.lag_ms,
+        "clientIp": r.client_ip,
+        "matchedDiff": r.matched_diff,
     }
-    if r.matched_diff is not None:
-        d["matchedDiff"] = r.matched_diff
-    return d
 
 
 def json_doc(p: GroupProgress) -> dict:
+    rows = []
+    for r in p.rows:
+        d = _row_values(r)
+        if d["matchedDiff"] is None:
+            del d["matchedDiff"]
+        rows.append(d)
     doc: dict = {
         "schema": SCHEMA,
         "backend": "store",
         "group": p.group,
         "nowMs": p.now_ms,
-        "rows": [_row_dict(r) for r in p.rows],
+        "rows": rows,
         "totals": {
             "diff": p.diff_total,
             "inflight": p.inflight_total,
@@ -95,85 +130,60 @@ def json_doc(p: GroupProgress) -> dict:
         },
     }
     if p.tags is not None:
-        doc["tags"] = "*" if p.tags.match_all else " || ".join(sorted(p.tags.tags))
+        doc["tags"] = _expr(p)
         doc["totals"]["matchedDiff"] = p.matched_total
         if p.tag_collisions is not None:
             doc["totals"]["tagHashCollisions"] = p.tag_collisions
     return doc
 
 
-CSV_COLUMNS = [
-    "topic",
-    "brokerName",
-    "queueId",
-    "brokerOffset",
-    "consumerOffset",
-    "diff",
-    "inflight",
-    "lastTimestamp",
-    "minOffset",
-    "oldestUnconsumedTimestamp",
-    "lagMs",
-    "matchedDiff",
-]
+CSV_COLUMNS = list(ROW_FIELDS)
 
 
 def csv_rows(p: GroupProgress) -> list[list]:
-    return [
-        [
-            r.topic,
-            r.broker_name,
-            r.queue_id,
-            r.broker_offset,
-            r.consumer_offset,
-            r.diff,
-            r.inflight,
-            r.last_timestamp,
-            r.min_offset,
-            r.oldest_unconsumed_timestamp,
-            r.lag_ms,
-            r.matched_diff,
-        ]
-        for r in p.rows
-    ]
+    return [[_csv(_row_values(r)[k]) for k in ROW_FIELDS] for r in p.rows]
 
 
-def table(p: GroupProgress, out: TextIO) -> None:
+def _csv(v: object) -> object:
+    return ("true" if v else "false") if isinstance(v, bool) else v
+
+
+def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
     from mqctl.ops.timeparse import format_duration_ms
     from mqctl.render.table import Column, TableSpec, write_table
 
+    with_tags = p.tags is not None
     cols = [
         Column("Topic"),
         Column("Broker"),
-        Column("QID", "right"),
-        Column("Min", "right"),
-        Column("Broker Offset", "right"),
-        Column("Consumer Offset", "right"),
-        Column("Diff", "right"),
+        Column("QID", "right", kind="number"),
+        Column("Min", "right", kind="number", optional=True),
+        Column("Broker Offset", "right", kind="number"),
+        Column("Consumer Offset", "right", kind="number"),
+        Column("Diff", "right", kind="number"),
+        *([Column("Matched", "right", kind="number")] if with_tags else []),
+        *([Column("Client IP", optional=True)] if show_client_ip else []),
+        Column("Last Consumed", kind="text", optional=True),
+        Column("Lag Time", "right", kind="number"),
     ]
-    with_tags = p.tags is not None
-    if with_tags:
-        cols.append(Column("Matched", "right"))
-    cols += [Column("Last Consumed"), Column("Lag Time", "right")]
     rows, styles = [], []
     for r in p.rows:
-        cells: list = [
-            r.topic,
-            r.broker_name,
-            r.queue_id,
-            r.min_offset,
-            r.broker_offset,
-            r.consumer_offset if r.committed else f"{r.consumer_offset} (none)",
-            r.diff,
-        ]
-        if with_tags:
-            cells.append(r.matched_diff)
-        cells += [
-            "-" if r.last_timestamp == 0 else local_datetime_ms(r.last_timestamp),
-            format_duration_ms(r.lag_ms) if r.oldest_unconsumed_timestamp else "-",
-        ]
-        rows.append(cells)
-        styles.append(None if r.diff == 0 else ("yellow" if r.lag_ms < 3_600_000 else "red"))
+        rows.append(
+            [
+                r.topic,
+                r.broker_name,
+                r.queue_id,
+                r.min_offset,
+                r.broker_offset,
+                r.consumer_offset if r.committed else f"{r.consumer_offset} (none)",
+                r.diff,
+                *([r.matched_diff] if with_tags else []),
+                *([r.client_ip or "N/A"] if show_client_ip else []),
+                "-" if r.last_timestamp == 0 else local_datetime_ms(r.last_timestamp),
+                format_duration_ms(r.lag_ms) if r.oldest_unconsumed_timestamp else "-",
+            ]
+        )
+        styles.append(_lag_style(r.lag, r.lag_ms))
     footer = [
         f"\nGroup {p.group}: diff total {p.diff_total}"
         + (f", matched total {p.matched_total} ({_expr(p)})" if with_tags else "")
@@ -181,6 +191,8 @@ def table(p: GroupProgress, out: TextIO) -> None:
     ]
     if p.tag_collisions:
         footer.append(f"{p.tag_collisions} tag-hash matches had a different real tag (hash collisions)")
+    if any(styles):
+        footer.append(LEGEND)
     footer.append("[dim]Consume TPS and inflight need a live broker; a store shows committed offsets.[/dim]")
     write_table(
         TableSpec(cols, rows, title=f"consumerProgress {p.group}", footer_lines=footer, row_styles=styles),
@@ -196,17 +208,54 @@ def _expr(p: GroupProgress) -> str:
 # --- all-groups overview ------------------------------------------------------------------
 
 
-def groups_plain(groups: list[GroupSummary], out: TextIO) -> None:
+def groups_plain(groups: list[GroupSummary], out: TextIO, headers: bool = True) -> None:
     """mqadmin's all-groups layout; a store knows no connections, so every group is OFFLINE."""
-    out.write(
-        f"{ljust('#Group', 64)}  {ljust('#Count', 6)}  {ljust('#Version', 24)} {ljust('#Type', 5)}  "
-        f"{ljust('#Model', 14)}  {ljust('#TPS', 7)}  #Diff Total\n"
-    )
+    if headers:
+        out.write(
+            f"{ljust('#Group', 64)}  {ljust('#Count', 6)}  {ljust('#Version', 24)} {ljust('#Type', 5)}  "
+            f"{ljust('#Model', 14)}  {ljust('#TPS', 7)}  #Diff Total\n"
+        )
     for g in groups:
         out.write(
             f"{ljust(front(g.group, 64), 64)}  {ljust(0, 6)}  {ljust('OFFLINE', 24)} {ljust('', 5)}  "
-            f"{ljust('', 14)}  {ljust(0, 7)}  {g.diff_total}\n"
+            f"{ljust('', 14)}  {ljust(0, 7)}  {g.raw_diff_total}\n"
         )
+
+
+# The overview's fields, the same in JSON rows and CSV columns.
+GROUP_FIELDS = (
+    "group",
+    "count",
+    "version",
+    "type",
+    "model",
+    "tps",
+    "diffTotal",
+    "maxLagMs",
+    "queues",
+    "queuesAboveMax",
+    "foundIn",
+    "topics",
+    "brokers",
+)
+
+
+def _group_values(g: GroupSummary) -> dict:
+    return {
+        "group": g.group,
+        "count": None,
+        "version": None,
+        "type": None,
+        "model": None,
+        "tps": None,
+        "diffTotal": g.diff_total,
+        "maxLagMs": g.max_lag_ms,
+        "queues": g.queues,
+        "queuesAboveMax": g.queues_above_max,
+        "foundIn": list(g.found_in),
+        "topics": g.topics,
+        "brokers": g.brokers,
+    }
 
 
 def groups_json(groups: list[GroupSummary]) -> dict:
@@ -214,53 +263,58 @@ def groups_json(groups: list[GroupSummary]) -> dict:
         "schema": SCHEMA_GROUPS,
         "backend": "store",
         "note": "count, version, type, model and tps need a live cluster; a store cannot know them (null)",
-        "rows": [
-            {
-                "group": g.group,
-                "count": None,
-                "version": None,
-                "type": None,
-                "model": None,
-                "tps": None,
-                "diffTotal": g.diff_total,
-                "maxLagMs": g.max_lag_ms,
-                "topics": g.topics,
-                "brokers": g.brokers,
-            }
-            for g in groups
-        ],
+        "rows": [_group_values(g) for g in groups],
+        "totals": {"groups": len(groups), "diffTotal": sum(g.diff_total for g in groups)},
     }
 
 
-def groups_table(groups: list[GroupSummary], out: TextIO) -> None:
+GROUP_CSV_COLUMNS = list(GROUP_FIELDS)
+
+
+def groups_csv_rows(groups: list[GroupSummary]) -> list[list]:
+    out = []
+    for g in groups:
+        values = _group_values(g)
+        out.append([" ".join(v) if isinstance(v, list) else v for v in (values[k] for k in GROUP_FIELDS)])
+    return out
+
+
+def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> None:
+    from mqctl.model import FOUND_RETRY_TOPIC
     from mqctl.ops.timeparse import format_duration_ms
     from mqctl.render.table import Column, TableSpec, write_table
 
     cols = [
         Column("Group"),
-        Column("Diff Total", "right"),
-        Column("Max Lag Time", "right"),
-        Column("Topics"),
-        Column("Brokers"),
+        Column("Diff Total", "right", kind="number"),
+        Column("Max Lag Time", "right", kind="number"),
+        Column("Topics", kind="text", optional=True),
+        Column("Brokers", kind="text", optional=True),
     ]
-    rows = [
-        [
-            g.group,
-            g.diff_total,
-            format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
-            ", ".join(g.topics),
-            ", ".join(g.brokers),
-        ]
-        for g in groups
-    ]
+    rows, styles = [], []
+    for g in groups:
+        name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
+        rows.append(
+            [
+                name,
+                g.diff_total,
+                format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
+                ", ".join(g.topics),
+                ", ".join(g.brokers),
+            ]
+        )
+        styles.append(_lag_style(g.diff_total, g.max_lag_ms))
+    total = sum(g.diff_total for g in groups)
+    order = {"lag": "largest lag first", "name": "by name", "mqadmin": "in mqadmin's order"}[sort]
+    footer = [f"\n{len(groups)} group(s), diff total {total} ({order}; --sort lag|name|mqadmin)"]
+    if any(FOUND_RETRY_TOPIC not in g.found_in for g in groups):
+        footer.append("* found only in the offset tables (no %RETRY% topic): mqadmin does not list it")
+    if any(styles):
+        footer.append(LEGEND)
+    footer.append(
+        "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
+    )
     write_table(
-        TableSpec(
-            cols,
-            rows,
-            title="consumer groups (from the stores' offset tables)",
-            footer_lines=[
-                "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
-            ],
-        ),
+        TableSpec(cols, rows, title="consumer groups", footer_lines=footer, row_styles=styles),
         out,
     )
