@@ -15,6 +15,9 @@ consumer groups in the states operators ask about:
 | ``payment-service`` | ``PaymentEvents`` + its retry topic ``%RETRY%payment-service`` (holding messages) |
 | ``audit-reader`` | ``AuditLog`` (read-only topic, perm 4): lagging |
 | ``refund-service`` | subscription only, no committed offsets; ``RefundEvents`` has no messages |
+
+Every group has its ``%RETRY%<group>`` topic, as push consumers get from the broker (empty but
+for payment-service's), so mqadmin's overview would list all seven.
 """
 
 from __future__ import annotations
@@ -148,6 +151,10 @@ def _build(root: Path, now_ms: int | None, seed: int) -> DemoSummary:
     )
     for group in groups:
         w.create_group(group)
+        # A push consumer in clustering mode gets its group's retry topic from the broker; that
+        # topic is also how mqadmin's overview finds the group.
+        if f"%RETRY%{group}" != PAYMENT_RETRY_TOPIC:
+            w.create_topic(f"%RETRY%{group}", queues=1)
 
     counters = {ORDER_TOPIC: 0, PAYMENT_TOPIC: 0, AUDIT_TOPIC: 0, PAYMENT_RETRY_TOPIC: 0}
 
