@@ -1,0 +1,280 @@
+"""Pure decoders of RocketMQ remoting bodies (remoting.md 7) into mqctl's model types.
+
+Bytes in, typed values out, no I/O. Every decoder raises only ``ProtocolError`` for a body that
+does not parse or binds the wrong types; fastjson's dialect (unquoted int keys, objects as map
+keys, BrowserCompatible strings) is read by ``mqctl.store.fastjson`` behind a depth guard
+(``bodies_json``). Maps keep the JSON's order: the peer's own map order is what mqadmin prints.
+
+The decoders live in four modules, all re-exported here:
+
+* ``bodies``: name-server and broker admin bodies (route, cluster, consume stats, topic stats,
+  reset offsets, name lists, the broker's config tables);
+* ``bodies_client``: bodies a consumer's SDK writes or the broker builds from its heartbeats
+  (ConsumerConnection 203, ConsumerRunningInfo 307);
+* ``bodies_queue``: QUERY_CONSUME_QUEUE (321) and VIEW_MESSAGE_BY_ID (33);
+* ``bodies_json``: shared parsing and Java-lenient field access.
+
+No request mqctl sends carries a body (GET_CONSUME_STATS' ``topicList`` is a header field), so
+there are no encoders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mqctl.errors import ProtocolError
+from mqctl.model import (
+    BrokerData,
+    ConsumeStats,
+    MessageQueue,
+    QueueData,
+    QueueStat,
+    SubscriptionGroup,
+    TopicConfig,
+    TopicRoute,
+)
+from mqctl.remoting.bodies_client import decode_consumer_connection, decode_running_info
+from mqctl.remoting.bodies_json import (
+    INT32,
+    as_list,
+    as_map,
+    bean,
+    get_bool,
+    get_float,
+    get_int,
+    get_str,
+    message_queue,
+    parse_object,
+    run_store_decoder,
+    to_int,
+)
+from mqctl.remoting.bodies_queue import CqAnswer, CqEntry, decode_query_consume_queue, decode_stored_message
+
+__all__ = [
+    "ClusterInfo",
+    "CqAnswer",
+    "CqEntry",
+    "TopicOffset",
+    "decode_cluster_info",
+    "decode_consume_stats",
+    "decode_consumer_connection",
+    "decode_consumer_offsets_body",
+    "decode_name_list",
+    "decode_query_consume_queue",
+    "decode_reset_offset_body",
+    "decode_running_info",
+    "decode_stored_message",
+    "decode_subscription_groups_body",
+    "decode_topic_configs",
+    "decode_topic_route",
+    "decode_topic_stats",
+    "subscription_group_from_props",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    """GET_BROKER_CLUSTER_INFO (106): broker groups by name, and each cluster's broker names."""
+
+    brokers: dict[str, BrokerData]
+    clusters: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicOffset:
+    """One queue of GET_TOPIC_STATS_INFO (202): min offset, max offset (next to write), last store time."""
+
+    min_offset: int
+    max_offset: int
+    last_update_timestamp: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Routes (105, 106)
+
+
+def _queue_data(raw: Any, what: str) -> QueueData:
+    obj = bean(raw, what)
+    name = get_str(obj, "brokerName", what)
+    if name is None:
+        raise ProtocolError(f"{what}: brokerName is missing")
+    # Java int defaults (0), not the model's: a property the peer left out was 0 on its side.
+    return QueueData(
+        broker_name=name,
+        read_queue_nums=get_int(obj, "readQueueNums", what, 0, INT32),
+        write_queue_nums=get_int(obj, "writeQueueNums", what, 0, INT32),
+        perm=get_int(obj, "perm", what, 0, INT32),
+        topic_sys_flag=get_int(obj, "topicSysFlag", what, 0, INT32),
+    )
+
+
+def _broker_data(raw: Any, what: str, name_default: str | None = None) -> BrokerData:
+    obj = bean(raw, what)
+    name = get_str(obj, "brokerName", what, name_default)
+    if name is None:
+        raise ProtocolError(f"{what}: brokerName is missing")
+    addrs: list[tuple[int, str]] = []
+    for key, addr in as_map(obj.get("brokerAddrs"), f"{what}.brokerAddrs").items():
+        if addr is None:
+            continue
+        if not isinstance(addr, str) or not isinstance(key, (int, str)) or isinstance(key, bool):
+            raise ProtocolError(f"{what}.brokerAddrs: expected broker id -> address, got {key!r}: {addr!r}")
+        # Default encoding writes the Long id bare; BrowserCompatible (version >= 401) quotes it.
+        addrs.append((to_int(key, f"{what}.brokerAddrs key"), addr))
+    return BrokerData(broker_name=name, cluster=get_str(obj, "cluster", what, "") or "", addrs=tuple(addrs))
+
+
+def decode_topic_route(body: bytes, topic: str) -> TopicRoute:
+    """TopicRouteData (remoting.md 7.2), either encoding; queue and broker datas in the body's order."""
+    what = f"route of topic {topic!r}"
+    doc = parse_object(body, what)
+    queue_list = as_list(doc.get("queueDatas"), f"{what}: queueDatas")
+    broker_list = as_list(doc.get("brokerDatas"), f"{what}: brokerDatas")
+    return TopicRoute(
+        topic=topic,
+        queue_datas=tuple(_queue_data(q, f"{what}: queueDatas[{i}]") for i, q in enumerate(queue_list)),
+        broker_datas=tuple(_broker_data(b, f"{what}: brokerDatas[{i}]") for i, b in enumerate(broker_list)),
+    )
+
+
+def decode_cluster_info(body: bytes) -> ClusterInfo:
+    """ClusterInfo (remoting.md 7.3)."""
+    what = "cluster info"
+    doc = parse_object(body, what)
+    brokers: dict[str, BrokerData] = {}
+    for name, raw in as_map(doc.get("brokerAddrTable"), f"{what}: brokerAddrTable").items():
+        if not isinstance(name, str):
+            raise ProtocolError(f"{what}: broker name {name!r} is not a string")
+        brokers[name] = _broker_data(raw, f"{what}: broker {name!r}", name)
+    clusters: dict[str, tuple[str, ...]] = {}
+    for cluster, names in as_map(doc.get("clusterAddrTable"), f"{what}: clusterAddrTable").items():
+        if not isinstance(cluster, str):
+            raise ProtocolError(f"{what}: cluster name {cluster!r} is not a string")
+        clusters[cluster] = _strings(names, f"{what}: cluster {cluster!r}")
+    return ClusterInfo(brokers, clusters)
+
+
+def _strings(value: Any, what: str) -> tuple[str, ...]:
+    items = as_list(value, what)
+    if not all(isinstance(s, str) for s in items):
+        raise ProtocolError(f"{what}: expected an array of strings")
+    return tuple(items)
+
+
+def decode_name_list(body: bytes, key: str) -> list[str]:
+    """TopicList (``topicList``), GroupList (``groupList``), consumer ids (``consumerIdList``), 7.4."""
+    what = f"{key} body"
+    return list(_strings(parse_object(body, what).get(key), what))
+
+
+# ---------------------------------------------------------------------------------------------
+# Offsets by queue (208, 202, 222)
+
+
+def decode_consume_stats(body: bytes, group: str, broker_name_hint: str | None = None) -> ConsumeStats:
+    """One broker's ConsumeStats (remoting.md 7.5), rows in the body's order.
+
+    ``pullOffset`` is absent from 4.x brokers (-> 0). ``min_offset`` and ``committed`` are not
+    in the body (None). ``broker_name_hint`` (the broker asked) fills a key without brokerName.
+    """
+    what = f"consume stats of {group!r}"
+    doc = parse_object(body, what)
+    rows = []
+    for key, raw in as_map(doc.get("offsetTable"), f"{what}: offsetTable").items():
+        mq = message_queue(key, f"{what}: offsetTable key", broker_name_hint)
+        w = f"{what}: queue {mq.topic}/{mq.broker_name}/{mq.queue_id}"
+        wrapper = bean(raw, w)
+        rows.append(
+            QueueStat(
+                queue=mq,
+                broker_offset=get_int(wrapper, "brokerOffset", w),
+                consumer_offset=get_int(wrapper, "consumerOffset", w),
+                last_timestamp=get_int(wrapper, "lastTimestamp", w),
+                pull_offset=get_int(wrapper, "pullOffset", w),
+                min_offset=None,
+                committed=None,
+            )
+        )
+    return ConsumeStats(group=group, queues=tuple(rows), consume_tps=get_float(doc, "consumeTps", what))
+
+
+def decode_topic_stats(body: bytes) -> dict[MessageQueue, TopicOffset]:
+    """TopicStatsTable (remoting.md 7.9); ``topicPutTps`` is not kept."""
+    what = "topic stats"
+    doc = parse_object(body, what)
+    out: dict[MessageQueue, TopicOffset] = {}
+    for key, raw in as_map(doc.get("offsetTable"), f"{what}: offsetTable").items():
+        mq = message_queue(key, f"{what}: offsetTable key")
+        w = f"{what}: queue {mq.topic}/{mq.broker_name}/{mq.queue_id}"
+        obj = bean(raw, w)
+        out[mq] = TopicOffset(
+            min_offset=get_int(obj, "minOffset", w),
+            max_offset=get_int(obj, "maxOffset", w),
+            last_update_timestamp=get_int(obj, "lastUpdateTimestamp", w),
+        )
+    return out
+
+
+def decode_reset_offset_body(body: bytes) -> dict[MessageQueue, int]:
+    """ResetOffsetBody (remoting.md 7.8): the Java map form or the C++ list form."""
+    what = "reset offset body"
+    table = parse_object(body, what).get("offsetTable")
+    out: dict[MessageQueue, int] = {}
+    if isinstance(table, list):
+        # ResetOffsetBodyForC: [{"brokerName","offset","queueId","topic"}, ...]
+        for i, raw in enumerate(table):
+            w = f"{what}: offsetTable[{i}]"
+            mq = message_queue(raw, w)
+            out[mq] = get_int(bean(raw, w), "offset", w)
+        return out
+    for key, offset in as_map(table, f"{what}: offsetTable").items():
+        mq = message_queue(key, f"{what}: offsetTable key")
+        if offset is None:
+            continue  # a null Long: nothing to reset that queue to
+        out[mq] = to_int(offset, f"{what}: offset of {mq.topic}/{mq.broker_name}/{mq.queue_id}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The broker's config tables (43, 21, 201): the same documents as its config/*.json files
+
+
+def decode_consumer_offsets_body(body: bytes) -> dict[str, dict[int, int]]:
+    """GET_ALL_CONSUMER_OFFSET (remoting.md 7.10): ``"topic@group"`` -> {queueId: offset}."""
+    from mqctl.store.offsets import decode_consumer_offsets
+
+    return run_store_decoder(decode_consumer_offsets, body, "consumer offsets body").offsets
+
+
+def decode_topic_configs(body: bytes) -> dict[str, TopicConfig]:
+    """TopicConfigSerializeWrapper (remoting.md 7.11): topic -> TopicConfig, in the body's order."""
+    from mqctl.store.metadata import decode_topics
+
+    return run_store_decoder(decode_topics, body, "topic configs body")
+
+
+def subscription_group_from_props(name: str, props: Mapping[str, Any]) -> SubscriptionGroup:
+    """A SubscriptionGroupConfig's properties -> SubscriptionGroup; missing ones take the Java defaults."""
+    what = f"subscription group {name!r}"
+    if not isinstance(props, Mapping):
+        raise ProtocolError(f"{what}: expected an object")
+    return SubscriptionGroup(
+        name=name,
+        consume_enable=get_bool(props, "consumeEnable", what, True),
+        consume_broadcast_enable=get_bool(props, "consumeBroadcastEnable", what, True),
+        consume_message_orderly=get_bool(props, "consumeMessageOrderly", what, False),
+        retry_queue_nums=get_int(props, "retryQueueNums", what, 1, INT32),
+        retry_max_times=get_int(props, "retryMaxTimes", what, 16, INT32),
+        broker_id=get_int(props, "brokerId", what, 0),
+        group_sys_flag=get_int(props, "groupSysFlag", what, 0, INT32),
+    )
+
+
+def decode_subscription_groups_body(body: bytes) -> dict[str, SubscriptionGroup]:
+    """SubscriptionGroupWrapper (remoting.md 7.12): group -> SubscriptionGroup, in the body's order."""
+    from mqctl.store.metadata import decode_subscription_groups
+
+    groups = run_store_decoder(decode_subscription_groups, body, "subscription groups body")
+    return {name: subscription_group_from_props(name, props) for name, props in groups.items()}

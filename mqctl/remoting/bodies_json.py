@@ -1,0 +1,234 @@
+"""Shared machinery of the body decoders: bytes -> fastjson value, and Java-lenient field access.
+
+Every failure becomes ``ProtocolError``: a body that does not parse, or a property of a type
+fastjson itself would refuse to bind, means the peer did not speak the protocol. The rules follow
+fastjson 1.2.83's binding (remoting.md 8): a missing property takes the Java default, numbers may
+arrive as strings (BrowserCompatible longs), booleans as ``"true"``/``1``, and a ``{"$ref":...}``
+back-reference reads as null.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from itertools import accumulate
+from typing import Any, TypeVar
+
+from mqctl.errors import ProtocolError, StoreError
+from mqctl.model import MessageQueue
+from mqctl.store.fastjson import FrozenKey, loads
+
+__all__ = [
+    "INT32",
+    "INT64",
+    "MAX_DEPTH",
+    "as_list",
+    "as_map",
+    "bean",
+    "check_depth",
+    "get_bool",
+    "get_float",
+    "get_int",
+    "get_str",
+    "message_queue",
+    "parse_json",
+    "parse_object",
+    "parse_text",
+    "run_store_decoder",
+    "to_int",
+]
+
+INT32 = (-(2**31), 2**31 - 1)
+INT64 = (-(2**63), 2**63 - 1)
+
+# No body in remoting.md 7 nests deeper than ~6 levels. fastjson.loads caps value nesting at 256
+# but not a chain of objects used as map keys ("{{{{..."), which recurses until RecursionError;
+# bounding the whole text first keeps every parse (and FrozenKey's freezing) shallow.
+MAX_DEPTH = 64
+
+# A string literal, or an unterminated one running to the end of the text. Because a match
+# can never fail once it has started at a quote, the scan stays linear on hostile input; the
+# unrolled loop consumes runs of plain characters at once.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DELTA = {"{": 1, "[": 1, "}": -1, "]": -1}
+_INT_TEXT = re.compile(r"\s*-?\d{1,20}\s*", re.ASCII)
+_FLOAT_TEXT = re.compile(r"\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d{1,4})?\s*", re.ASCII)
+_TRUE = ("true", "1")
+_FALSE = ("false", "0")
+
+T = TypeVar("T")
+
+
+def check_depth(text: str, what: str) -> None:
+    """Refuse text whose brackets (outside strings) nest deeper than ``MAX_DEPTH``."""
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        return
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    if max(accumulate(map(_DELTA.__getitem__, brackets)), default=0) > MAX_DEPTH:
+        raise ProtocolError(f"{what}: JSON nested deeper than {MAX_DEPTH} levels")
+
+
+def _text(body: bytes, what: str) -> str:
+    if not isinstance(body, (bytes, bytearray, memoryview)):
+        raise ProtocolError(f"{what}: expected bytes, got {type(body).__name__}")
+    try:
+        text = bytes(body).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"{what}: body is not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise ProtocolError(f"{what}: empty body")
+    check_depth(text, what)
+    return text
+
+
+def parse_text(text: str, what: str) -> Any:
+    """fastjson text -> value (see ``mqctl.store.fastjson``); the caller has bounded its depth."""
+    try:
+        return loads(text)
+    except StoreError as exc:
+        raise ProtocolError(f"{what}: {exc.message}") from None
+    except (ValueError, RecursionError):
+        # ValueError: an integer literal beyond the interpreter's digit limit.
+        raise ProtocolError(f"{what}: malformed JSON") from None
+
+
+def parse_json(body: bytes, what: str) -> Any:
+    return parse_text(_text(body, what), what)
+
+
+def parse_object(body: bytes, what: str) -> dict[Any, Any]:
+    doc = parse_json(body, what)
+    if not isinstance(doc, dict):
+        raise ProtocolError(f"{what}: top level is not a JSON object")
+    return doc
+
+
+def run_store_decoder(decoder: Callable[[bytes, str], T], body: bytes, what: str) -> T:
+    """Run a ``mqctl.store`` config decoder on a body of the same shape; its errors -> ProtocolError."""
+    _text(body, what)
+    try:
+        return decoder(bytes(body), what)
+    except StoreError as exc:
+        raise ProtocolError(exc.message) from None
+    except (ValueError, RecursionError):
+        raise ProtocolError(f"{what}: malformed JSON") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed access
+
+
+def _is_ref(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and "$ref" in value
+
+
+def bean(value: Any, what: str) -> Mapping[Any, Any]:
+    """A JSON object bound to a Java bean; null and ``$ref`` read as an all-defaults bean."""
+    if value is None or _is_ref(value):
+        return {}
+    if isinstance(value, (dict, FrozenKey)):
+        return value if isinstance(value, dict) else value.as_dict()
+    raise ProtocolError(f"{what}: expected an object, got {type(value).__name__}")
+
+
+def as_map(value: Any, what: str) -> dict[Any, Any]:
+    """A JSON object bound to a Java Map (null -> empty)."""
+    if value is None or _is_ref(value):
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise ProtocolError(f"{what}: expected an object, got {type(value).__name__}")
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    """A JSON array bound to a Java List/Set (null -> empty)."""
+    if value is None or _is_ref(value):
+        return []
+    if isinstance(value, list):
+        return value
+    raise ProtocolError(f"{what}: expected an array, got {type(value).__name__}")
+
+
+def to_int(value: Any, what: str, bounds: tuple[int, int] = INT64) -> int:
+    if isinstance(value, bool):
+        raise ProtocolError(f"{what}: expected an integer, got {value!r}")
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        n = int(value)
+    elif isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        n = int(value)
+    else:
+        raise ProtocolError(f"{what}: expected an integer, got {_short(value)}")
+    if not bounds[0] <= n <= bounds[1]:
+        raise ProtocolError(f"{what}: {n} is out of range")
+    return n
+
+
+def get_int(
+    obj: Mapping[Any, Any], key: str, what: str, default: int = 0, bounds: tuple[int, int] = INT64
+) -> int:
+    value = obj.get(key)
+    return default if value is None else to_int(value, f"{what}.{key}", bounds)
+
+
+def get_str(obj: Mapping[Any, Any], key: str, what: str, default: str | None = None) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return value
+    raise ProtocolError(f"{what}.{key}: expected a string, got {_short(value)}")
+
+
+def get_bool(obj: Mapping[Any, Any], key: str, what: str, default: bool = False) -> bool:
+    value = obj.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, str)):
+        text = str(value).strip().lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+    raise ProtocolError(f"{what}.{key}: expected true or false, got {_short(value)}")
+
+
+def get_float(obj: Mapping[Any, Any], key: str, what: str, default: float = 0.0) -> float:
+    """A Java double: NaN and infinities arrive as null (-> ``default``, as fastjson binds them)."""
+    value = obj.get(key)
+    if value is None:
+        return default
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value):
+        return float(value)
+    raise ProtocolError(f"{what}.{key}: expected a number, got {_short(value)}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def message_queue(key: Any, what: str, broker_hint: str | None = None) -> MessageQueue:
+    """A MessageQueue written as a map key or value: an object, or (BrowserCompatible) its JSON text.
+
+    ``broker_hint`` stands in for a missing ``brokerName``; a missing topic is an error, since a
+    queue without one names nothing.
+    """
+    if isinstance(key, str) and key.lstrip().startswith("{"):
+        check_depth(key, what)
+        key = parse_text(key, what)
+    if not isinstance(key, (dict, FrozenKey)):
+        raise ProtocolError(f"{what}: a message queue must be an object, got {_short(key)}")
+    obj = bean(key, what)
+    topic = get_str(obj, "topic", what)
+    broker = get_str(obj, "brokerName", what)
+    if not broker and broker_hint is not None:
+        broker = broker_hint
+    if not topic or broker is None:
+        raise ProtocolError(f"{what}: message queue {_short(key)} lacks its topic or brokerName")
+    return MessageQueue(topic, broker, get_int(obj, "queueId", what, 0, INT32))

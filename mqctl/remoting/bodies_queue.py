@@ -1,0 +1,166 @@
+"""Bodies about single queue entries and messages: QUERY_CONSUME_QUEUE (321), VIEW_MESSAGE_BY_ID (33).
+
+QUERY_CONSUME_QUEUE (request code 321; the request behind ``mqadmin queryCq``)
+================================================================================
+
+Read from apache/rocketmq tags ``rocketmq-all-5.3.3`` and ``rocketmq-all-4.9.7``:
+``broker/.../processor/AdminBrokerProcessor.java`` (``queryConsumeQueue``),
+``QueryConsumeQueueRequestHeader.java`` (5.3.3 ``remoting/.../protocol/header/``, 4.9.7
+``common/.../protocol/header/``), ``QueryConsumeQueueResponseBody.java`` and
+``ConsumeQueueData.java`` (``.../protocol/body/``), ``store/.../ConsumeQueue.java``
+(``getIndexBuffer``, 5.3.3 ``iterateFrom``), ``store/.../queue/RocksDBConsumeQueue.java`` (5.3.3),
+``tools/.../command/queue/QueryConsumeQueueCommand.java``, ``client/.../MQClientAPIImpl.java``.
+
+Request ``extFields`` (names exactly as the broker reads them): ``topic`` (string), ``queueId``
+(int), ``index`` (long: the first queue offset wanted), ``count`` (int), ``consumerGroup``
+(string, optional). None is declared mandatory: a missing number stays 0. 5.3.3 inherits the
+optional ``lo``, ``ns``, ``nsd``, ``bname``, ``oway`` of TopicQueueRequestHeader/RpcRequestHeader.
+mqadmin sends ``count`` 10 unless ``-c`` is given.
+
+Limits. The broker puts no cap on ``count``; it stops at ``count`` entries, at the end of the
+written part of the consume-queue *file* holding ``index`` (a file holds 300 000 entries by
+default, ``mappedFileSizeConsumeQueue``), and at the queue's max offset, whichever comes first, so
+a reader paging through a queue must continue from ``index + len(entries)``. ``count <= 0``
+gives an empty ``queueData``. 4.9.7 compares bytes against ``count * 20`` in 32-bit arithmetic,
+so a ``count`` above 107 374 182 wraps (usually to no entries). Keep ``count`` well below
+~200 000: each entry is ~70 bytes of JSON and a frame over 16 MiB is refused.
+
+Answers:
+
+* unknown topic/queue (no consume queue loaded for it): code 1 (SYSTEM_ERROR), remark
+  ``<queueId>@<topic> is not exist!``;
+* ``index`` below the queue's min offset, or at or past the written end of its file (for the
+  last file: ``index >= max offset``): code **0 with no body**, remark
+  ``Index <index> of <queueId>@<topic> is not exist!`` (mqadmin then dies of a
+  NullPointerException on the missing body).
+  5.3.3 with the RocksDB consume queue answers that only for ``index >= max``; an index below
+  the min there ends in a NullPointerException, i.e. code 1 with the exception as remark;
+* otherwise code 0 and a ``QueryConsumeQueueResponseBody``:
+  ``{"filterData"?, "maxQueueIndex", "minQueueIndex", "queueData":[ConsumeQueueData...],
+  "subscriptionData"?}``. ``maxQueueIndex``/``minQueueIndex`` are the queue's max (next offset
+  to be written) and min offsets. ``subscriptionData``/``filterData`` appear only when
+  ``consumerGroup`` was sent (``filterData`` = ``<group>@<topic> is not online!`` when the
+  group has no live subscription to the topic). ConsumeQueueData: ``physicOffset`` (long),
+  ``physicSize`` (int), ``tagsCode`` (long), ``eval`` (bool, always written), and only for
+  entries pointing into a ``ConsumeQueueExt`` file: ``extendDataJson``, ``bitMap``, ``msg``
+  (``Cq extend not exist!addr: ...``). 5.3.3 replaces an ext address in ``tagsCode`` by the
+  ext unit's real tags hash; 4.9.7 leaves the address there.
+* the generic answers of remoting.md 4 (2, 3, 16, 1 for an unparsable header).
+
+The entries carry no queue offset: entry ``i`` is the unit at ``index + i`` (that is also how
+mqadmin numbers them). This holds for the file and RocksDB consume queues; a
+``BatchConsumeQueue`` (5.x batch topics) steps by each unit's batch size instead, which the
+body does not show.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from mqctl.errors import ProtocolError, StoreError
+from mqctl.model import MessageQueue, StoredMessage
+from mqctl.remoting.bodies_json import INT32, as_list, bean, get_int, parse_object
+
+__all__ = ["CqAnswer", "CqEntry", "decode_query_consume_queue", "decode_stored_message"]
+
+
+@dataclass(frozen=True, slots=True)
+class CqEntry:
+    """One consume-queue unit: its queue offset, and where its message sits in the commit log."""
+
+    offset: int
+    phys_offset: int
+    size: int
+    tags_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class CqAnswer:
+    """A QUERY_CONSUME_QUEUE answer: the entries from the asked index, and the queue's bounds."""
+
+    entries: tuple[CqEntry, ...]
+    min_offset: int
+    max_offset: int
+
+
+def decode_query_consume_queue(body: bytes, start_index: int) -> CqAnswer:
+    """QueryConsumeQueueResponseBody; entry ``i`` gets queue offset ``start_index + i``.
+
+    An empty body is a ``ProtocolError``: the broker sends none when ``index`` is out of range
+    (code 0, remark ``Index ... is not exist!``), which the caller must check first.
+    """
+    what = "consume queue answer"
+    doc = parse_object(body, what)
+    entries = []
+    for i, raw in enumerate(as_list(doc.get("queueData"), f"{what}: queueData")):
+        w = f"{what}: queueData[{i}]"
+        unit = bean(raw, w)
+        entries.append(
+            CqEntry(
+                offset=start_index + i,
+                phys_offset=get_int(unit, "physicOffset", w),
+                size=get_int(unit, "physicSize", w, 0, INT32),
+                tags_code=get_int(unit, "tagsCode", w),
+            )
+        )
+    return CqAnswer(
+        entries=tuple(entries),
+        min_offset=get_int(doc, "minQueueIndex", what),
+        max_offset=get_int(doc, "maxQueueIndex", what),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# VIEW_MESSAGE_BY_ID (33)
+
+# Record offsets (remoting.md 7.14): sysFlag at 36, the born host from 48.
+_SYSFLAG_AT = 36
+_BORN_HOST_AT = 48
+_BORN_V6 = 0x10
+_STORE_V6 = 0x20
+_PHYS = struct.Struct(">q")
+_SYSFLAG = struct.Struct(">i")
+
+
+def offset_msg_id(record: bytes, physical_offset: int) -> str:
+    """The offset message id of a well-formed record: store host IP + port (int32) + commit-log
+    offset (int64), upper-case hex (MessageDecoder.createMessageId)."""
+    (sys_flag,) = _SYSFLAG.unpack_from(record, _SYSFLAG_AT)
+    store_at = _BORN_HOST_AT + (20 if sys_flag & _BORN_V6 else 8) + 8  # born host+port, store time
+    store_len = (16 if sys_flag & _STORE_V6 else 4) + 4
+    return (record[store_at : store_at + store_len] + _PHYS.pack(physical_offset)).hex().upper()
+
+
+def decode_stored_message(body: bytes, broker_name: str) -> StoredMessage:
+    """One commit-log record (the VIEW_MESSAGE_BY_ID body) -> StoredMessage.
+
+    The body CRC is not checked, as the Java client does not either (MessageDecoder with
+    ``checkCRC`` false); bytes after the record's TOTALSIZE are ignored likewise.
+    """
+    from mqctl.store.commitlog import decode_record
+
+    if not isinstance(body, (bytes, bytearray, memoryview)):
+        raise ProtocolError(f"stored message: expected bytes, got {type(body).__name__}")
+    data = bytes(body)
+    try:
+        rec = decode_record(data, 0, check_crc=False)
+    except StoreError as exc:
+        raise ProtocolError(f"stored message: {exc.message}") from None
+    props = rec.properties
+    return StoredMessage(
+        queue=MessageQueue(rec.topic, broker_name, rec.queue_id),
+        queue_offset=rec.queue_offset,
+        physical_offset=rec.physical_offset,
+        msg_id=offset_msg_id(data, rec.physical_offset),
+        store_timestamp=rec.store_timestamp,
+        born_timestamp=rec.born_timestamp,
+        born_host=rec.born_host,
+        store_host=rec.store_host,
+        reconsume_times=rec.reconsume_times,
+        size=rec.total_size,
+        tags=props.get("TAGS"),
+        keys=props.get("KEYS"),
+        unique_key=props.get("UNIQ_KEY"),
+        properties=tuple(props.items()),
+    )
