@@ -1,0 +1,372 @@
+"""Sans-I/O codec for RocketMQ remoting frames (remoting.md 2, 3): bytes in, commands out.
+
+Nothing here touches a socket. Every malformed input raises :class:`ProtocolError` with a one-line
+message; the caller adds the peer's address.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+
+from mqctl.errors import ProtocolError
+from mqctl.remoting.codes import CURRENT_VERSION, LanguageCode, SerializeType
+
+JSON = SerializeType.JSON
+ROCKETMQ = SerializeType.ROCKETMQ
+
+FLAG_RESPONSE = 1
+FLAG_ONEWAY = 2
+DEFAULT_MAX_FRAME = 16 * 1024 * 1024
+
+_U32 = struct.Struct(">I")
+_I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
+_PREFIX = struct.Struct(">iI")  # frame length (signed, as Java reads it), serialize type | header length
+# ROCKETMQ header: code int16, language byte, version int16, opaque int32, flag int32.
+_BIN_FIXED = struct.Struct(">hbhii")
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class RemotingCommand:
+    """One request or response: the logical header fields of remoting.md 3.1 plus the body."""
+
+    code: int
+    opaque: int
+    flag: int = 0
+    language: str = "JAVA"
+    version: int = CURRENT_VERSION
+    remark: str | None = None
+    ext_fields: Mapping[str, str] = field(default_factory=dict, hash=False)
+    body: bytes = b""
+    serialize_type: int = 0
+
+    def __post_init__(self) -> None:
+        # Copy, so a caller's later edits to its dict cannot change a frozen command.
+        ext = dict(self.ext_fields)
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in ext.items()):
+            raise TypeError("ext_fields keys and values must be str (see request())")
+        object.__setattr__(self, "ext_fields", MappingProxyType(ext))
+
+    @property
+    def is_response(self) -> bool:
+        return bool(self.flag & FLAG_RESPONSE)
+
+    @property
+    def is_oneway(self) -> bool:
+        return bool(self.flag & FLAG_ONEWAY)
+
+
+def java_str(value: object) -> str:
+    """``value.toString()`` as Java would write a header field: booleans lower case, enums by name."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Enum):
+        return value.name
+    return str(value)
+
+
+def request(
+    code: int,
+    ext_fields: Mapping[str, object] | None = None,
+    body: bytes = b"",
+    *,
+    opaque: int,
+    oneway: bool = False,
+    version: int = CURRENT_VERSION,
+) -> RemotingCommand:
+    """A request command; ``ext_fields`` values are turned into strings like Java's, None dropped."""
+    ext = {k: java_str(v) for k, v in (ext_fields or {}).items() if v is not None}
+    return RemotingCommand(
+        code=int(code),
+        opaque=opaque,
+        flag=FLAG_ONEWAY if oneway else 0,
+        version=version,
+        ext_fields=ext,
+        body=bytes(body),
+    )
+
+
+def ext_int(cmd: RemotingCommand, name: str) -> int:
+    """The response header field ``name`` parsed like Java's ``Long.parseLong``."""
+    value = cmd.ext_fields.get(name)
+    if value is None:
+        raise ProtocolError(f"response code {cmd.code} lacks the header field {name!r}")
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    # The length check keeps int() away from its own limit on huge digit strings.
+    if digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19:
+        number = int(value)
+        if _INT64_MIN <= number <= _INT64_MAX:
+            return number
+    raise ProtocolError(f"response header field {name!r} is not an integer: {value[:40]!r}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Encoding
+
+# fastjson 1.2.83 default escaping (SerializeWriter.writeStringWithDoubleQuote, IOUtils tables):
+# short escapes for \b \t \n \f \r " \\; \uXXXX (upper-case hex) for other C0 controls, DEL..U+009F
+# and U+2028/U+2029; everything else, non-ASCII included, raw.
+_FJ_ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
+_FJ_ESCAPES.update(
+    {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
+)
+
+
+def _fj_str(s: str) -> str:
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'  # the usual header value: nothing to escape
+    return '"' + s.translate(_FJ_ESCAPES) + '"'
+
+
+def _utf8(s: str) -> bytes:
+    # Java's getBytes(UTF_8) writes '?' for a lone surrogate; so does Python's "replace".
+    return s.encode("utf-8", "replace")
+
+
+def _check_int(cmd: RemotingCommand, name: str, lo: int, hi: int) -> int:
+    value = getattr(cmd, name)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ProtocolError(f"cannot encode {name}={value!r}: outside {lo}..{hi}")
+    return value
+
+
+def _json_header(cmd: RemotingCommand) -> bytes:
+    code = _check_int(cmd, "code", _INT32_MIN, _INT32_MAX)
+    opaque = _check_int(cmd, "opaque", _INT32_MIN, _INT32_MAX)
+    flag = _check_int(cmd, "flag", _INT32_MIN, _INT32_MAX)
+    version = _check_int(cmd, "version", _INT32_MIN, _INT32_MAX)
+    # fastjson sorts bean properties by name and omits nulls; an empty extFields is left out.
+    parts = [f'{{"code":{code}']
+    if cmd.ext_fields:
+        items = ",".join(f"{_fj_str(k)}:{_fj_str(v)}" for k, v in sorted(cmd.ext_fields.items()))
+        parts.append(f',"extFields":{{{items}}}')
+    parts.append(f',"flag":{flag},"language":{_fj_str(cmd.language)},"opaque":{opaque}')
+    if cmd.remark is not None:
+        parts.append(f',"remark":{_fj_str(cmd.remark)}')
+    parts.append(f',"serializeTypeCurrentRPC":"JSON","version":{version}}}')
+    return _utf8("".join(parts))
+
+
+def _binary_header(cmd: RemotingCommand) -> bytes:
+    try:
+        language = LanguageCode[cmd.language]
+    except KeyError:
+        raise ProtocolError(f"cannot encode language {cmd.language!r}: no ROCKETMQ code") from None
+    fixed = _BIN_FIXED.pack(
+        _check_int(cmd, "code", -(2**15), 2**15 - 1),
+        language,
+        _check_int(cmd, "version", -(2**15), 2**15 - 1),
+        _check_int(cmd, "opaque", _INT32_MIN, _INT32_MAX),
+        _check_int(cmd, "flag", _INT32_MIN, _INT32_MAX),
+    )
+    remark = _utf8(cmd.remark) if cmd.remark else b""
+    entries = bytearray()
+    for k, v in sorted(cmd.ext_fields.items()):
+        kb, vb = _utf8(k), _utf8(v)
+        if len(kb) > 2**15 - 1:
+            raise ProtocolError(f"cannot encode header field name of {len(kb)} bytes (int16 length)")
+        entries += _I16.pack(len(kb)) + kb + _I32.pack(len(vb)) + vb
+    return b"".join((fixed, _I32.pack(len(remark)), remark, _I32.pack(len(entries)), entries))
+
+
+def encode_command(cmd: RemotingCommand, serialize_type: int = JSON) -> bytes:
+    """One whole frame: length, serialize type and header length, header, body."""
+    if serialize_type == JSON:
+        header = _json_header(cmd)
+    elif serialize_type == ROCKETMQ:
+        header = _binary_header(cmd)
+    else:
+        raise ProtocolError(f"cannot encode serialize type {serialize_type!r}")
+    if len(header) > 0xFFFFFF:
+        raise ProtocolError(f"cannot encode a header of {len(header)} bytes (24-bit length)")
+    length = 4 + len(header) + len(cmd.body)
+    if length > _INT32_MAX:
+        raise ProtocolError(f"cannot encode a frame of {length} bytes")
+    return b"".join((_PREFIX.pack(length, (serialize_type << 24) | len(header)), header, cmd.body))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Decoding
+
+
+def _json_str_field(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    # Odd peers send numbers or booleans; Java would hold their toString().
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_int(obj: dict[str, object], name: str, default: int | None) -> int:
+    value = obj.get(name)
+    if value is None:
+        if default is None:
+            raise ProtocolError(f"JSON header lacks {name!r}")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not _INT32_MIN <= value <= _INT32_MAX:
+        raise ProtocolError(f"JSON header field {name!r} is not an int32: {str(value)[:40]}")
+    return value
+
+
+def _json_language(value: object) -> str:
+    if value is None:
+        return "JAVA"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        # fastjson also accepts an enum's ordinal.
+        try:
+            return LanguageCode(value).name
+        except ValueError:
+            return f"UNKNOWN_{value}"
+    raise ProtocolError("JSON header field 'language' is not a string")
+
+
+def _decode_json_header(data: bytes, body: bytes) -> RemotingCommand:
+    try:
+        obj = json.loads(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"header is not JSON: {str(exc)[:80]}") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("JSON header is not an object")
+    remark = obj.get("remark")
+    if remark is not None and not isinstance(remark, str):
+        raise ProtocolError("JSON header field 'remark' is not a string")
+    ext_raw = obj.get("extFields")
+    if ext_raw is None:
+        ext_raw = {}
+    if not isinstance(ext_raw, dict):
+        raise ProtocolError("JSON header field 'extFields' is not an object")
+    ext = {k: _json_str_field(v) for k, v in ext_raw.items() if v is not None}
+    return RemotingCommand(
+        # Without a code or an opaque a command means nothing (Java would invent both).
+        code=_json_int(obj, "code", None),
+        opaque=_json_int(obj, "opaque", None),
+        flag=_json_int(obj, "flag", 0),
+        language=_json_language(obj.get("language")),
+        version=_json_int(obj, "version", 0),
+        remark=remark,
+        ext_fields=ext,
+        body=body,
+        serialize_type=JSON,
+    )
+
+
+def _read_str(data: bytes, pos: int, end: int, short: bool, what: str) -> tuple[str | None, int]:
+    size = 2 if short else 4
+    if pos + size > end:
+        raise ProtocolError(f"ROCKETMQ header: {what} length past the end of the header")
+    n = (_I16 if short else _I32).unpack_from(data, pos)[0]
+    pos += size
+    if n < 0 or pos + n > end:
+        raise ProtocolError(f"ROCKETMQ header: {what} of {n} bytes past the end of the header")
+    # A zero length is Java's null.
+    text = data[pos : pos + n].decode("utf-8", "replace") if n else None
+    return text, pos + n
+
+
+def _decode_binary_header(data: bytes, body: bytes) -> RemotingCommand:
+    end = len(data)
+    if end < _BIN_FIXED.size:
+        raise ProtocolError(f"ROCKETMQ header of {end} bytes is shorter than its fixed part")
+    code, lang, version, opaque, flag = _BIN_FIXED.unpack_from(data, 0)
+    remark, pos = _read_str(data, _BIN_FIXED.size, end, False, "remark")
+    if pos + 4 > end:
+        raise ProtocolError("ROCKETMQ header: extFields length past the end of the header")
+    ext_len = _I32.unpack_from(data, pos)[0]
+    pos += 4
+    if ext_len < 0 or pos + ext_len > end:
+        raise ProtocolError(f"ROCKETMQ header: extFields of {ext_len} bytes past the end of the header")
+    ext: dict[str, str] = {}
+    ext_end = pos + ext_len
+    while pos < ext_end:
+        key, pos = _read_str(data, pos, ext_end, True, "extFields key")
+        value, pos = _read_str(data, pos, ext_end, False, "extFields value")
+        # Java keeps a null key or value, which reads back as an absent field.
+        if key is not None and value is not None:
+            ext[key] = value
+    try:
+        language = LanguageCode(lang).name
+    except ValueError:
+        language = f"UNKNOWN_{lang}"
+    return RemotingCommand(
+        code=code,
+        opaque=opaque,
+        flag=flag,
+        language=language,
+        version=version,
+        remark=remark,
+        ext_fields=ext,
+        body=body,
+        serialize_type=ROCKETMQ,
+    )
+
+
+def decode_frame(frame: bytes | bytearray) -> RemotingCommand:
+    """One frame without its 4-byte length prefix: header-length word, header, body."""
+    if len(frame) < 4:
+        raise ProtocolError(f"frame of {len(frame)} bytes has no header-length word")
+    word = _U32.unpack_from(frame, 0)[0]
+    stype, header_len = word >> 24, word & 0xFFFFFF
+    if header_len > len(frame) - 4:
+        raise ProtocolError(f"header length {header_len} exceeds the frame's {len(frame) - 4} bytes")
+    header = bytes(frame[4 : 4 + header_len])
+    body = bytes(frame[4 + header_len :])
+    if stype == JSON:
+        return _decode_json_header(header, body)
+    if stype == ROCKETMQ:
+        return _decode_binary_header(header, body)
+    raise ProtocolError(f"unknown serialize type {stype}")
+
+
+class FrameDecoder:
+    """Incremental decoder: ``feed`` any chunks, get back every command they complete.
+
+    ``max_frame`` bounds a whole frame including its 4-byte length, as Netty's
+    LengthFieldBasedFrameDecoder does; it is checked from the length alone, before buffering.
+    After a ProtocolError the stream is unusable and every later ``feed`` raises it again.
+    """
+
+    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.max_frame = max_frame
+        self._buf = bytearray()
+        self._error: ProtocolError | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held of a frame not yet complete (0 between frames)."""
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> list[RemotingCommand]:
+        if self._error is not None:
+            raise self._error
+        self._buf += data
+        out: list[RemotingCommand] = []
+        pos = 0
+        buf = self._buf
+        try:
+            while len(buf) - pos >= 4:
+                length = _I32.unpack_from(buf, pos)[0]
+                if length < 4:
+                    raise ProtocolError(f"frame length {length} is below the minimum of 4")
+                if length + 4 > self.max_frame:
+                    raise ProtocolError(f"frame of {length + 4} bytes exceeds the limit of {self.max_frame}")
+                if len(buf) - pos - 4 < length:
+                    break
+                out.append(decode_frame(buf[pos + 4 : pos + 4 + length]))
+                pos += 4 + length
+        except ProtocolError as exc:
+            self._error = exc
+            self._buf = bytearray()
+            raise
+        # One compaction per feed keeps many small frames in one chunk linear.
+        del buf[:pos]
+        return out
