@@ -1,104 +1,147 @@
-"""The one question-per-method Protocol that ops/ asks and every backend answers.
+"""The Backend Protocol: the questions ops/ may ask about a cluster, and nothing else.
 
-Backends are context managers. A question a backend cannot answer raises
-``NotAvailableError`` (e.g. consumer connections from a store directory).
-Brokers are identified by broker name; the order of ``broker_names()`` is the
-route order the commands print in.
+Every method asks what a broker answers in ONE request (or a name server in one), per broker or
+per group, never per queue: a live backend then makes one round trip per broker where a store
+backend reads a few files. Methods that take a list (positions, times, spans) are batches the
+backend groups per broker and, live, sends concurrently.
+
+Results are dataclasses of ``mqctl.model``; no raw dicts, no numpy arrays cross this seam.
+Backend-only options (a store's ``ignore_abort_file``, a live cluster's timeout and
+credentials) go to the backend's constructor. A question a backend cannot answer raises
+``NotAvailableError`` (exit 7); unknown groups and topics raise ``NotFoundError`` (exit 3).
+Brokers are named by broker name; ``broker_names()`` and every result follow the name server's
+route order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Protocol
 
-from mqctl.model import TopicConfig
+from mqctl.model import (
+    BackendTarget,
+    BackendWarning,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    ConsumeStats,
+    GroupOverview,
+    MessageQueue,
+    OffsetChange,
+    QueueOffset,
+    QueueSpan,
+    QueueTime,
+    SubExpr,
+    SubscriptionGroup,
+    TagCount,
+    TopicConfig,
+    TopicRoute,
+)
 
-if TYPE_CHECKING:
-    import numpy as np
+ProgressCallback = Callable[[int, int], None]
 
-Boundary = Literal["lower", "upper"]
+
+class OffsetWrite(Protocol):
+    """A write of committed offsets, begun but not committed: the backend's locks are held and the
+    current offsets were re-read under them (``changes``); ``commit`` applies, ``close`` (or the
+    end of the ``with`` block) releases without applying if commit was not called."""
+
+    def __enter__(self) -> OffsetWrite: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+    @property
+    def changes(self) -> Sequence[OffsetChange]:
+        """Per queue: the committed offset now (re-read) and the one the write will set."""
+        ...
+
+    def commit(self) -> Sequence[str]:
+        """Apply; returns the brokers written. A failure part-way raises ``PartialWriteError``
+        naming the brokers that hold the new offsets (a store rolls back first; what it could
+        not roll back is named)."""
+        ...
 
 
 class Backend(Protocol):
-    name: str  # "store", "remoting", ...
+    kind: str  # "store" | "live"
 
     def __enter__(self) -> Backend: ...
     def __exit__(self, *exc: object) -> None: ...
+
+    # --- about the backend itself ------------------------------------------------------
+    def target(self) -> BackendTarget:
+        """What opens this backend again (a journal records it, undo reopens it)."""
+        ...
 
     def protected_paths(self) -> Sequence[Path]:
         """Local paths no command may write a file of its own into (a store's root)."""
         ...
 
-    # --- metadata -----------------------------------------------------------------
+    def take_warnings(self) -> list[BackendWarning]:
+        """Warnings raised since the last call (each is returned once, for the CLI to print)."""
+        ...
+
+    # --- metadata: the name server's route, the brokers' config tables ---------------------
     def broker_names(self) -> Sequence[str]:
-        """Brokers of the cluster, in route order."""
+        """The cluster's brokers, in route order."""
+        ...
+
+    def topic_route(self, topic: str) -> TopicRoute:
+        """A topic's brokers with read/write queue counts and perms (GET_ROUTEINFO_BY_TOPIC)."""
         ...
 
     def topic_configs(self, broker: str) -> Mapping[str, TopicConfig]:
-        """Every topic the broker has a config for (topics.json)."""
+        """Every topic config of one broker (topics.json / GET_ALL_TOPIC_CONFIG)."""
         ...
 
-    def groups(self) -> Sequence[str]:
-        """Every consumer group known to any broker (committed offsets and subscription groups)."""
+    def subscription_groups(self, broker: str) -> Mapping[str, SubscriptionGroup]:
+        """Every subscription group of one broker (subscriptionGroup.json / 201)."""
         ...
 
-    def subscription_groups(self, broker: str) -> Mapping[str, dict]:
-        """subscriptionGroup.json entries of one broker: group -> raw config."""
+    def groups_overview(self) -> Sequence[GroupOverview]:
+        """Every group mqadmin's overview lists (through its retry topic) and those only the
+        offset or subscription tables know, in mqadmin's order, each with its consume stats."""
         ...
 
-    # --- offsets ------------------------------------------------------------------
-    def committed_offsets(self, broker: str, group: str) -> Mapping[str, Mapping[int, int]]:
-        """topic -> {queueId: committed offset} for one group on one broker."""
+    # --- per group ---------------------------------------------------------------------
+    def consume_stats(self, group: str, topic: str | None = None, *, detail: bool = True) -> ConsumeStats:
+        """GET_CONSUME_STATS merged over the brokers that serve the group (or ``topic``), with
+        each queue's min offset when ``detail``. Brokers that fail are listed in ``failures``;
+        an unknown group or topic raises NotFoundError."""
         ...
 
-    def queue_offsets(self, broker: str, topic: str, queue_id: int) -> tuple[int, int]:
-        """(minOffset, maxOffset) of a consume queue; (0, 0) when the queue has no files."""
+    def consumer_connection(self, group: str) -> ConsumerConnection:
+        """The group's online clients and subscriptions (GET_CONSUMER_CONNECTION_LIST)."""
         ...
 
-    def store_timestamp(self, broker: str, topic: str, queue_id: int, offset: int) -> int:
-        """Store time (epoch ms) of the message at a queue offset; -1 when not readable."""
+    def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
+        """What one client reports about itself, relayed by a broker (GET_CONSUMER_RUNNING_INFO)."""
         ...
 
-    def offset_for_time(
-        self, broker: str, topic: str, queue_id: int, timestamp_ms: int, boundary: Boundary = "lower"
-    ) -> int:
-        """The 5.x broker's getOffsetInQueueByTime, clamped to [min, max]."""
+    # --- positions in queues (batches) -----------------------------------------------------
+    def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
+        """The broker's offset for each time (SEARCH_OFFSET_BY_TIMESTAMP), clamped to [min, max]."""
+        ...
+
+    def store_times(self, positions: Sequence[QueueOffset]) -> list[int]:
+        """Store time (epoch ms) of the message at each position; -1 where there is none."""
         ...
 
     def count_tag_matches(
-        self, broker: str, topic: str, queue_id: int, start: int, end: int, tag_hashes: Iterable[int]
-    ) -> int:
-        """Messages in [start, end) whose ConsumeQueue tagsCode is one of tag_hashes."""
-        ...
-
-    def matching_offsets(
-        self, broker: str, topic: str, queue_id: int, start: int, end: int, tag_hashes: Iterable[int]
-    ) -> np.ndarray:
-        """Queue offsets in [start, end) whose tagsCode is one of tag_hashes (for --verify-tags)."""
-        ...
-
-    def message_tags(self, broker: str, topic: str, queue_id: int, offset: int) -> str | None:
-        """The TAGS property of the message at a queue offset (from the CommitLog)."""
-        ...
-
-    # --- live-only ----------------------------------------------------------------
-    def consumer_connection(self, group: str) -> dict:
-        """Connections and subscriptions of an online group (live backends only)."""
-        ...
-
-    # --- writes -------------------------------------------------------------------
-    def apply_offsets(
         self,
-        group: str,
-        offsets: Mapping[tuple[str, str, int], int],
-        expected: Mapping[tuple[str, str, int], int] | None = None,
+        spans: Sequence[QueueSpan],
+        expr: SubExpr,
         *,
-        force_abort_file: bool = False,
-    ) -> dict:
-        """Write committed offsets {(topic, broker, queueId): offset} with the backend's safety rules.
+        verify: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[TagCount]:
+        """Exact counts of the messages in each span whose tag hash matches ``expr`` (with
+        ``verify``, confirmed against the messages' real tags, collisions counted)."""
+        ...
 
-        ``expected`` holds the offsets the plan was computed from; a mismatch refuses the
-        whole write. Returns a journal record of what was changed (for undo).
-        """
+    # --- writes ------------------------------------------------------------------------
+    def begin_offsets_write(
+        self, group: str, targets: Mapping[MessageQueue, int], expected: Mapping[MessageQueue, int] | None
+    ) -> OffsetWrite:
+        """Phase one of a write: take the backend's locks, re-read, and refuse (RefusedError) when
+        any current offset differs from ``expected``. -1 as a target removes the queue's entry."""
         ...

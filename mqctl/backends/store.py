@@ -1,148 +1,96 @@
-"""The store backend: answers the Backend questions from broker store directories on disk.
+"""The store backend: the Backend Protocol answered from broker store directories on disk.
 
-Reads never take the broker's lock and never write. Files are opened lazily and cached for
-the life of the backend (a context manager), so one command touches each file once.
+Each answer is what the broker computes from the same files (GET_CONSUME_STATS, the 5.x time
+search, the route a name server would hand out); what lives only in a running broker's memory
+(connections, pull offsets, consume TPS) is not available here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from mqctl.backends.store_files import BrokerFiles
 from mqctl.errors import NotAvailableError, NotFoundError, StoreError
 from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
+    RETRY_PREFIX,
+    BackendTarget,
+    BackendWarning,
+    BrokerData,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    ConsumeStats,
+    GroupOverview,
     GroupRef,
+    MessageQueue,
+    OffsetChange,
+    QueueData,
+    QueueOffset,
+    QueueSpan,
+    QueueStat,
+    QueueTime,
+    SubExpr,
+    SubscriptionGroup,
+    TagCount,
     TopicConfig,
+    TopicRoute,
     group_of_retry_topic,
 )
 
 if TYPE_CHECKING:
-    import numpy as np
+    from mqctl.backends.base import ProgressCallback
 
-    from mqctl.store.commitlog import CommitLog
-    from mqctl.store.consumequeue import ConsumeQueue
-    from mqctl.store.layout import StoreLayout
-    from mqctl.store.offsets import LoadedOffsets
-
-
-class _Broker:
-    """Lazily opened files of one broker's store."""
-
-    def __init__(self, name: str, root: Path, stack: ExitStack, warnings: list[str]) -> None:
-        from mqctl.store.layout import StoreLayout
-
-        self.name = name
-        self.layout: StoreLayout = StoreLayout.open(root, name)
-        self._stack = stack
-        self._warnings = warnings
-        self._offsets: LoadedOffsets | None = None
-        self._topics: dict[str, TopicConfig] | None = None
-        self._groups: dict[str, dict] | None = None
-        self._commitlog: CommitLog | None = None
-        self._queues: dict[tuple[str, int], ConsumeQueue] = {}
-        self._by_group: dict[str, dict[str, dict[int, int]]] | None = None
-
-    @property
-    def offsets(self) -> LoadedOffsets:
-        if self._offsets is None:
-            from mqctl.store.offsets import load_consumer_offsets
-
-            self._offsets = load_consumer_offsets(self.layout.config_dir)
-            if self._offsets.warning:
-                self._warnings.append(f"{self.name}: {self._offsets.warning}")
-        return self._offsets
-
-    def group_offsets(self, group: str) -> dict[str, dict[int, int]]:
-        """topic -> {queueId: offset}; the table is indexed by group once, not scanned per call."""
-        if self._by_group is None:
-            from mqctl.store.offsets import COMMITTED, split_offset_key
-
-            index: dict[str, dict[str, dict[int, int]]] = {}
-            for key, queues in self.offsets.table.offsets.items():
-                parts = split_offset_key(key)
-                if parts is not None and parts[2] == COMMITTED:
-                    index.setdefault(parts[1], {})[parts[0]] = queues
-            self._by_group = index
-        return self._by_group.get(group, {})
-
-    @property
-    def topics(self) -> dict[str, TopicConfig]:
-        if self._topics is None:
-            from mqctl.store.metadata import load_topics
-
-            loaded = load_topics(self.layout.config_dir)
-            if loaded.warning:
-                self._warnings.append(f"{self.name}: {loaded.warning}")
-            self._topics = dict(loaded.value or {})
-        return self._topics
-
-    @property
-    def subscription_groups(self) -> dict[str, dict]:
-        if self._groups is None:
-            from mqctl.store.metadata import load_subscription_groups
-
-            loaded = load_subscription_groups(self.layout.config_dir)
-            if loaded.warning:
-                self._warnings.append(f"{self.name}: {loaded.warning}")
-            self._groups = dict(loaded.value or {})
-        return self._groups
-
-    @property
-    def commitlog(self) -> CommitLog:
-        if self._commitlog is None:
-            from mqctl.store.commitlog import CommitLog
-
-            self._commitlog = self._stack.enter_context(CommitLog(self.layout.commitlog_dirs))
-        return self._commitlog
-
-    def queue(self, topic: str, queue_id: int) -> ConsumeQueue:
-        key = (topic, queue_id)
-        cq = self._queues.get(key)
-        if cq is None:
-            from mqctl.store.consumequeue import ConsumeQueue
-
-            cq = self._stack.enter_context(
-                ConsumeQueue(self.layout.queue_dir(topic, queue_id), self.commitlog.min_offset)
-            )
-            self._queues[key] = cq
-        return cq
+_LIVE_ONLY_HINT = "query a live cluster with -n/--namesrvAddr, or mqadmin"
 
 
 class StoreBackend:
-    """Backend over one or more broker store roots: {broker name: store root}."""
+    """Backend over one or more broker store roots: {broker name: store root}.
 
-    name = "store"
+    ``ignore_abort_file`` lets a write go ahead although a store has an ``abort`` file (never
+    while the broker holds its lock); reads never look at it.
+    """
 
-    def __init__(self, stores: Mapping[str, Path]) -> None:
-        self._roots = dict(stores)
+    kind = "store"
+
+    def __init__(self, stores: Mapping[str, Path], *, ignore_abort_file: bool = False) -> None:
+        self._roots = {name: Path(root) for name, root in stores.items()}
+        self._ignore_abort_file = ignore_abort_file
         self._stack = ExitStack()
-        self._brokers: dict[str, _Broker] = {}
-        self.warnings: list[str] = []
+        self._brokers: dict[str, BrokerFiles] = {}
+        self._warnings: list[BackendWarning] = []
 
     def __enter__(self) -> StoreBackend:
         for name, root in self._roots.items():
-            self._brokers[name] = _Broker(name, root, self._stack, self.warnings)
+            self._brokers[name] = BrokerFiles(name, root, self._stack, self._warnings)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _broker(self, name: str) -> _Broker:
+    def _broker(self, name: str) -> BrokerFiles:
         try:
             return self._brokers[name]
         except KeyError:
             known = ", ".join(self._brokers) or "none"
             raise NotFoundError(f"unknown broker {name!r} (known: {known})") from None
 
+    # --- about the backend ---------------------------------------------------------------
+    def target(self) -> BackendTarget:
+        return BackendTarget("store", tuple((n, str(p.resolve())) for n, p in self._roots.items()))
+
     def protected_paths(self) -> list[Path]:
         """The store roots: mqctl writes there only through the safe offset write."""
-        return [Path(root) for root in self._roots.values()]
+        return list(self._roots.values())
 
-    # --- metadata ---------------------------------------------------------------------
+    def take_warnings(self) -> list[BackendWarning]:
+        out, self._warnings[:] = list(self._warnings), []
+        return out
+
+    # --- metadata ------------------------------------------------------------------------
     def broker_names(self) -> Sequence[str]:
         """Route order, as the name server hands it out: it collects a topic's brokers in a Java
         HashSet of broker names (``RouteInfoManager.pickupTopicRouteData``), so mqadmin visits them
@@ -151,110 +99,213 @@ class StoreBackend:
 
         return java_hash_order(self._brokers)
 
+    def topic_route(self, topic: str) -> TopicRoute:
+        datas = []
+        for b in self.broker_names():
+            cfg = self._brokers[b].topics.get(topic)
+            if cfg is not None:
+                datas.append(
+                    QueueData(b, cfg.read_queue_nums, cfg.write_queue_nums, cfg.perm, cfg.topic_sys_flag)
+                )
+        if not datas:
+            known = ", ".join(self.broker_names()) or "none"
+            raise NotFoundError(
+                f"No topic route info for the topic: {topic}",
+                f"no broker store has a config for it (brokers: {known})",
+            )
+        return TopicRoute(topic, tuple(datas), tuple(BrokerData(q.broker_name) for q in datas))
+
     def topic_configs(self, broker: str) -> Mapping[str, TopicConfig]:
         return self._broker(broker).topics
 
-    def groups(self) -> Sequence[str]:
-        names: set[str] = set()
-        for b in self._brokers.values():
-            b.group_offsets("")
-            names.update(g for g in (b._by_group or {}) if g)
-        return sorted(names)
+    def subscription_groups(self, broker: str) -> Mapping[str, SubscriptionGroup]:
+        return self._broker(broker).subscription_groups
 
-    def group_catalog(self) -> Sequence[GroupRef]:
+    def _group_refs(self) -> list[GroupRef]:
         """mqadmin's overview order first: groups of the retry topics, in the Java HashSet order of
         the name server's topic list (a HashMap of capacity 1024 on the server, re-hashed into the
         client's set); then groups only the offset tables know, by name."""
         from mqctl.store.offsets import java_hash_order
 
-        topics: list[str] = []
-        for b in self._brokers.values():
-            topics.extend(b.topics)
+        topics = sorted({t for b in self._brokers.values() for t in b.topics})
         by_retry: dict[str, None] = {}
-        for t in java_hash_order(java_hash_order(sorted(set(topics)), 1024)):
+        for t in java_hash_order(java_hash_order(topics, 1024)):
             g = group_of_retry_topic(t)
             if g is not None:
                 by_retry.setdefault(g)
-        with_offsets = set(self.groups())
+        with_offsets = {g for b in self._brokers.values() for g in b.committed_by_group() if g}
         refs = [
             GroupRef(g, (FOUND_RETRY_TOPIC, FOUND_OFFSETS) if g in with_offsets else (FOUND_RETRY_TOPIC,))
             for g in by_retry
         ]
-        refs += [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - by_retry.keys())]
-        return refs
+        return refs + [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - by_retry.keys())]
 
-    def subscription_groups(self, broker: str) -> Mapping[str, dict]:
-        return self._broker(broker).subscription_groups
+    def groups_overview(self) -> Sequence[GroupOverview]:
+        return [GroupOverview(ref, self.consume_stats(ref.name)) for ref in self._group_refs()]
 
-    # --- offsets ----------------------------------------------------------------------
-    def committed_offsets(self, broker: str, group: str) -> Mapping[str, Mapping[int, int]]:
-        return self._broker(broker).group_offsets(group)
+    # --- per group ---------------------------------------------------------------------------
+    def _group_known(self, group: str) -> bool:
+        """Committed offsets, a retry topic (mqadmin's route) or a subscription group somewhere."""
+        retry = f"{RETRY_PREFIX}{group}"
+        for b in self._brokers.values():
+            if group in b.committed_by_group() or retry in b.topics:
+                return True
+        return any(group in b.subscription_groups for b in self._brokers.values())
 
-    def queue_offsets(self, broker: str, topic: str, queue_id: int) -> tuple[int, int]:
-        cq = self._broker(broker).queue(topic, queue_id)
-        return cq.min_offset, cq.max_offset
+    def consume_stats(self, group: str, topic: str | None = None, *, detail: bool = True) -> ConsumeStats:
+        """GET_CONSUME_STATS over every broker, as the broker computes it: the topic given, else
+        every topic the group has committed offsets for (its retry topic included); topics without
+        a config on a broker are skipped; every queue 0..readQueueNums-1 gets a row."""
+        if topic is not None and not any(topic in b.topics for b in self._brokers.values()):
+            raise NotFoundError(f"topic {topic!r} not found on any broker")
+        if not self._group_known(group):
+            raise NotFoundError(
+                f"consumer group {group!r} not found: no committed offsets, retry topic or subscription "
+                "group on any broker",
+                "list the groups with `mqctl consumerProgress` (no -g)",
+            )
+        queues: list[QueueStat] = []
+        for name in self.broker_names():
+            b = self._brokers[name]
+            committed = b.committed_by_group().get(group, {})
+            for t in [topic] if topic is not None else list(committed):
+                cfg = b.topics.get(t)
+                if cfg is None:
+                    continue
+                by_queue = committed.get(t, {})
+                queues += [
+                    _queue_stat(b, t, qid, by_queue.get(qid, -1)) for qid in range(cfg.read_queue_nums)
+                ]
+        return ConsumeStats(group, tuple(queues))
 
-    def store_timestamp(self, broker: str, topic: str, queue_id: int, offset: int) -> int:
-        # DefaultMessageStore.getMessageStoreTimeStamp: only entries in [min, max) have one.
-        b = self._broker(broker)
-        cq = b.queue(topic, queue_id)
-        if offset < cq.min_offset or offset >= cq.max_offset:
-            return -1
-        phys, size, _tags = cq.entry(offset)
-        return b.commitlog.store_timestamp(phys, size)
-
-    def offset_for_time(
-        self, broker: str, topic: str, queue_id: int, timestamp_ms: int, boundary: str = "lower"
-    ) -> int:
-        from mqctl.store.timesearch import offset_by_time
-
-        b = self._broker(broker)
-        return offset_by_time(b.queue(topic, queue_id), b.commitlog, timestamp_ms, boundary)
-
-    def count_tag_matches(
-        self, broker: str, topic: str, queue_id: int, start: int, end: int, tag_hashes: Iterable[int]
-    ) -> int:
-        from mqctl.pipeline.kernel import scan_range
-
-        if end <= start:
-            return 0
-        return scan_range(self._broker(broker).queue(topic, queue_id), start, end, list(tag_hashes))
-
-    def matching_offsets(
-        self, broker: str, topic: str, queue_id: int, start: int, end: int, tag_hashes: Iterable[int]
-    ) -> np.ndarray:
-        import numpy as np
-
-        from mqctl.pipeline.kernel import matching_positions
-
-        if end <= start:
-            return np.zeros(0, dtype=np.int64)
-        cq = self._broker(broker).queue(topic, queue_id)
-        hashes = list(tag_hashes)
-        parts = [first + matching_positions(view, hashes) for first, view in cq.segment_views(start, end)]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-    def message_tags(self, broker: str, topic: str, queue_id: int, offset: int) -> str | None:
-        b = self._broker(broker)
-        phys, _size, _tags = b.queue(topic, queue_id).entry(offset)
-        return b.commitlog.tags(phys)
-
-    # --- live-only --------------------------------------------------------------------
-    def consumer_connection(self, group: str) -> dict:
+    def consumer_connection(self, group: str) -> ConsumerConnection:
         raise NotAvailableError(
             f"a broker store holds no connection data for group {group!r}: connections exist only in a "
             "running broker's memory",
-            "query a live cluster with -n/--namesrvAddr (a later version), or mqadmin consumerConnection",
+            _LIVE_ONLY_HINT,
         )
 
-    # --- writes -----------------------------------------------------------------------
-    def apply_offsets(self, group, offsets, expected=None, *, force_abort_file=False):  # type: ignore[no-untyped-def]
-        from mqctl.store.safewrite import apply_offsets_to_stores
+    def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
+        raise NotAvailableError(f"a broker store knows no clients (client {client_id!r})", _LIVE_ONLY_HINT)
 
-        roots = {name: b.layout for name, b in self._brokers.items()}
-        try:
-            return apply_offsets_to_stores(roots, group, offsets, expected, force_abort_file=force_abort_file)
-        except OSError as exc:  # read-only filesystem, full disk, permissions: rolled back underneath
+    # --- positions ---------------------------------------------------------------------------
+    def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
+        from mqctl.store.timesearch import offset_by_time
+
+        out = []
+        for q in queries:
+            b = self._broker(q.queue.broker_name)
+            cq = b.queue(q.queue.topic, q.queue.queue_id)
+            out.append(offset_by_time(cq, b.commitlog, q.timestamp, q.boundary))
+        return out
+
+    def store_times(self, positions: Sequence[QueueOffset]) -> list[int]:
+        return [
+            self._broker(p.queue.broker_name).store_time(p.queue.topic, p.queue.queue_id, p.offset)
+            for p in positions
+        ]
+
+    def count_tag_matches(
+        self,
+        spans: Sequence[QueueSpan],
+        expr: SubExpr,
+        *,
+        verify: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[TagCount]:
+        out = []
+        for i, span in enumerate(spans):
+            out.append(self._count(span, expr, verify))
+            if on_progress is not None:
+                on_progress(i + 1, len(spans))
+        return out
+
+    def _count(self, span: QueueSpan, expr: SubExpr, verify: bool) -> TagCount:
+        if span.end <= span.start:
+            return TagCount(0, 0 if verify else None)
+        if expr.match_all:
+            return TagCount(span.end - span.start, 0 if verify else None)
+        b = self._broker(span.queue.broker_name)
+        cq = b.queue(span.queue.topic, span.queue.queue_id)
+        hashes = list(expr.hashes)
+        if not verify:
+            from mqctl.pipeline.kernel import scan_range
+
+            return TagCount(scan_range(cq, span.start, span.end, hashes))
+        from mqctl.pipeline.kernel import matching_positions
+
+        matched = real = 0
+        for first, view in cq.segment_views(span.start, span.end):
+            for pos in matching_positions(view, hashes).tolist():
+                matched += 1
+                phys, _size, _tags = cq.entry(first + pos)
+                real += expr.matches(b.commitlog.tags(phys))
+        return TagCount(real, matched - real)
+
+    # --- writes ----------------------------------------------------------------------------
+    def begin_offsets_write(
+        self, group: str, targets: Mapping[MessageQueue, int], expected: Mapping[MessageQueue, int] | None
+    ) -> _StoreOffsetWrite:
+        from mqctl.store.safewrite import StoreWrite
+
+        def key(mq: MessageQueue) -> tuple[str, str, int]:
+            return (mq.topic, mq.broker_name, mq.queue_id)
+
+        layouts = {name: b.layout for name, b in self._brokers.items()}
+        write = StoreWrite(
+            layouts,
+            group,
+            {key(mq): off for mq, off in targets.items()},
+            None if expected is None else {key(mq): off for mq, off in expected.items()},
+            force_abort_file=self._ignore_abort_file,
+        )
+        return _StoreOffsetWrite(write)
+
+
+def _queue_stat(b: BrokerFiles, topic: str, qid: int, raw: int) -> QueueStat:
+    cq = b.queue(topic, qid)
+    consumer = max(raw, 0)  # the broker clamps "no offset" (-1) to 0 for normal topics
+    last = b.store_time(topic, qid, consumer - 1) if consumer > 0 else 0
+    return QueueStat(
+        queue=MessageQueue(topic, b.name, qid),
+        broker_offset=max(cq.max_offset, 0),
+        consumer_offset=consumer,
+        last_timestamp=last if last > 0 else 0,
+        min_offset=cq.min_offset,
+        committed=raw >= 0,
+    )
+
+
+class _StoreOffsetWrite:
+    """The store's safe write behind the OffsetWrite protocol; OS errors (a read-only filesystem,
+    a full disk, permissions) become one StoreError naming the path, after the rollback."""
+
+    def __init__(self, write: Any) -> None:
+        self._write = write
+
+    def __enter__(self) -> _StoreOffsetWrite:
+        with _os_errors():
+            self._write.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._write.__exit__(*exc)
+
+    @property
+    def changes(self) -> Sequence[OffsetChange]:
+        return self._write.changes
+
+    def commit(self) -> Sequence[str]:
+        with _os_errors():
+            return self._write.commit()
+
+
+class _os_errors:  # noqa: N801 - used as a context manager, like contextlib's
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, OSError):
             where = exc.filename or "the store"
             raise StoreError(
                 f"cannot write {where}: {exc.strerror or exc}; the reset was rolled back, nothing written",

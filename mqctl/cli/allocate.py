@@ -55,51 +55,73 @@ def _opt(*names: str, help: str, metavar: str | None = None):  # type: ignore[no
     return typer.Option(*names, help=help, metavar=metavar, show_default=False)
 
 
+# The options, one alias each (the command's signature stays one line per option).
+_TopicOpt = Annotated[str, _opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")]
+
+_IpListOpt = Annotated[
+    str,
+    _opt(
+        "--ipList",
+        "-i",
+        metavar="IPLIST",
+        help="Consumer client ids, comma separated (mqadmin: split on ',').",
+    ),
+]
+
+_StrategyOpt = Annotated[
+    StrategyName, typer.Option("--strategy", help="Allocation strategy.", case_sensitive=False)
+]
+
+_SortOpt = Annotated[
+    bool, typer.Option("--sorted", help="Sort queues and ids first, as a live consumer's rebalance does.")
+]
+
+_VirtualNodesOpt = Annotated[
+    int, typer.Option("--virtual-nodes", metavar="N", help="CONSISTENT_HASH: virtual nodes per client.")
+]
+
+_ConsumerIdcsOpt = Annotated[
+    str | None, _opt("--consumer-idcs", metavar="IDC,..", help="MACHINE_ROOM: the consumers' IDCs.")
+]
+
+_DelegateOpt = Annotated[
+    StrategyName,
+    typer.Option("--delegate", help="MACHINE_ROOM_NEARBY: strategy inside a room.", case_sensitive=False),
+]
+
+_BrokerRoomsOpt = Annotated[
+    str | None,
+    _opt("--broker-rooms", metavar="BROKER=ROOM,..", help="MACHINE_ROOM_NEARBY: broker rooms."),
+]
+
+_ConsumerRoomsOpt = Annotated[
+    str | None, _opt("--consumer-rooms", metavar="ID=ROOM,..", help="MACHINE_ROOM_NEARBY: client rooms.")
+]
+
+_ConfigQueuesOpt = Annotated[
+    list[str] | None,
+    _opt("--config-queues", metavar="[TOPIC/]BROKER:QID,..", help="CONFIG: the fixed queues (repeatable)."),
+]
+
+_CompareWithOpt = Annotated[
+    str | None,
+    _opt("--compare-with", metavar="IPLIST", help="Show the queues that move to this id list."),
+]
+
+
 @handle_errors
 def allocate_mq(
-    topic: Annotated[str, _opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")],
-    ip_list: Annotated[
-        str,
-        _opt(
-            "--ipList",
-            "-i",
-            metavar="IPLIST",
-            help="Consumer client ids, comma separated (mqadmin: split on ',').",
-        ),
-    ],
-    strategy: Annotated[
-        StrategyName, typer.Option("--strategy", help="Allocation strategy.", case_sensitive=False)
-    ] = StrategyName.AVG,
-    sort: Annotated[
-        bool, typer.Option("--sorted", help="Sort queues and ids first, as a live consumer's rebalance does.")
-    ] = False,
-    virtual_nodes: Annotated[
-        int, typer.Option("--virtual-nodes", metavar="N", help="CONSISTENT_HASH: virtual nodes per client.")
-    ] = 10,
-    consumer_idcs: Annotated[
-        str | None, _opt("--consumer-idcs", metavar="IDC,..", help="MACHINE_ROOM: the consumers' IDCs.")
-    ] = None,
-    delegate: Annotated[
-        StrategyName,
-        typer.Option("--delegate", help="MACHINE_ROOM_NEARBY: strategy inside a room.", case_sensitive=False),
-    ] = StrategyName.AVG,
-    broker_rooms: Annotated[
-        str | None,
-        _opt("--broker-rooms", metavar="BROKER=ROOM,..", help="MACHINE_ROOM_NEARBY: broker rooms."),
-    ] = None,
-    consumer_rooms: Annotated[
-        str | None, _opt("--consumer-rooms", metavar="ID=ROOM,..", help="MACHINE_ROOM_NEARBY: client rooms.")
-    ] = None,
-    config_queues: Annotated[
-        list[str] | None,
-        _opt(
-            "--config-queues", metavar="[TOPIC/]BROKER:QID,..", help="CONFIG: the fixed queues (repeatable)."
-        ),
-    ] = None,
-    compare_with: Annotated[
-        str | None,
-        _opt("--compare-with", metavar="IPLIST", help="Show the queues that move to this id list."),
-    ] = None,
+    topic: _TopicOpt,
+    ip_list: _IpListOpt,
+    strategy: _StrategyOpt = StrategyName.AVG,
+    sort: _SortOpt = False,
+    virtual_nodes: _VirtualNodesOpt = 10,
+    consumer_idcs: _ConsumerIdcsOpt = None,
+    delegate: _DelegateOpt = StrategyName.AVG,
+    broker_rooms: _BrokerRoomsOpt = None,
+    consumer_rooms: _ConsumerRoomsOpt = None,
+    config_queues: _ConfigQueuesOpt = None,
+    compare_with: _CompareWithOpt = None,
     store: StoreOpt = None,
     profile: ProfileOpt = None,
     namesrv: NamesrvOpt = None,
@@ -128,9 +150,9 @@ def allocate_mq(
         moves = None
         if other_ips is not None:
             moves = ops.compare(result, ops.allocate_mq(backend, topics, other_ips, strat, sort=sort))
-        for w in getattr(backend, "warnings", []):
-            warn(w)
-        backend_name = getattr(backend, "name", None)
+        for w in backend.take_warnings():
+            warn(str(w))
+        backend_name = backend.kind
     out = sys.stdout
     if fmt is OutputFormat.plain and moves is not None:
         warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")

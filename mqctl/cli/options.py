@@ -14,6 +14,8 @@ from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
+    from mqctl.backends.open import BackendOptions
+    from mqctl.model import BackendTarget
 
 
 class OutputFormat(str, Enum):
@@ -99,34 +101,43 @@ def parse_store_specs(specs: list[str]) -> dict[str, Path]:
     return stores
 
 
-def open_backend(store: list[str] | None, profile: str | None, namesrv: str | None = None) -> Backend:
-    """The backend the user asked for: --store entries, else a profile, else a clear usage error."""
-    from mqctl.backends.store import StoreBackend
+def cluster_target(store: list[str] | None, profile: str | None, namesrv: str | None) -> BackendTarget:
+    """The cluster the flags name: --store entries, else -n, else a profile (or the default one)."""
+    from mqctl.model import BackendTarget
 
+    if store and namesrv:
+        raise UsageError("-n/--namesrvAddr and --store name two different clusters: give one of them")
     if store:
-        return StoreBackend(parse_store_specs(store))
-    if profile:
-        from mqctl.config import load_profile
-
-        prof = load_profile(profile)
-        if prof.stores:
-            return StoreBackend(dict(prof.stores))
-        raise UsageError(f"profile {profile!r} names no stores", "add a [profiles.NAME.stores] table")
+        return BackendTarget("store", tuple((n, str(p)) for n, p in parse_store_specs(store).items()))
     if namesrv:
-        from mqctl.errors import NotAvailableError
+        return BackendTarget("live", namesrv=namesrv.strip())
+    from mqctl.config import default_profile_name, load_profile
 
-        raise NotAvailableError(
-            "the live-cluster backend (-n/--namesrvAddr) is not available in this version",
-            "point mqctl at the broker's store directory with --store NAME=PATH",
+    name = profile or default_profile_name()
+    if not name:
+        raise UsageError(
+            "no cluster given", "pass --store NAME=PATH (repeatable) or --profile NAME (see `mqctl --help`)"
         )
-    from mqctl.config import default_profile_name
-
-    name = default_profile_name()
-    if name:
-        return open_backend(None, name)
+    prof = load_profile(name)
+    if prof.stores:
+        return BackendTarget("store", tuple((n, str(p)) for n, p in prof.stores.items()))
+    if prof.namesrv:
+        return BackendTarget("live", namesrv=prof.namesrv)
     raise UsageError(
-        "no cluster given", "pass --store NAME=PATH (repeatable) or --profile NAME (see `mqctl --help`)"
+        f"profile {name!r} names no cluster", 'add a [profiles.NAME.stores] table or namesrv = "host:9876"'
     )
+
+
+def open_backend(
+    store: list[str] | None,
+    profile: str | None,
+    namesrv: str | None = None,
+    options: BackendOptions | None = None,
+) -> Backend:
+    """The backend the user asked for (see ``cluster_target``), opened by the one shared opener."""
+    from mqctl.backends.open import open_backend as open_target
+
+    return open_target(cluster_target(store, profile, namesrv), options)
 
 
 def emit(

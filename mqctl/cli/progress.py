@@ -35,83 +35,105 @@ Beyond mqadmin: minOffset, the store time of the oldest unconsumed message and i
 mqadmin equivalent: mqadmin consumerProgress -g GROUP [-t TOPIC] [-s true]"""
 
 
+# The options, one alias each (the command's signature stays one line per option).
+_GroupOpt = Annotated[
+    str | None,
+    typer.Option("--groupName", "-g", help="Consumer group. Absent: all groups.", show_default=False),
+]
+
+_TopicOpt = Annotated[
+    str | None, typer.Option("--topicName", "-t", help="Only this topic (with -g).", show_default=False)
+]
+
+_ShowClientIpOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--showClientIP",
+        "-s",
+        metavar="true|false",
+        help="mqadmin's -s true: add the Client IP column, in plain and in the table (N/A on a "
+        "store: no connections).",
+        show_default=False,
+    ),
+]
+
+_TagsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tags",
+        metavar="EXPR",
+        help="Exact filtered lag: count the unconsumed messages whose tag matches EXPR ('*', 'TagA || TagB') "
+        "over the ConsumeQueue tag hashes (every entry, no sampling). Different tags can share a hash "
+        "(Java String.hashCode, e.g. 'Aa' and 'BB'); add --verify-tags to confirm each match against the "
+        "real tag in the CommitLog.",
+        show_default=False,
+    ),
+]
+
+_VerifyTagsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verify-tags",
+        help="With --tags: read each hash match's TAGS from the CommitLog and count only real "
+        "matches (slower; reports collisions).",
+    ),
+]
+
+_MaxLagOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-lag",
+        metavar="N",
+        help="Exit 10 after printing when the diff total (matched total with --tags) exceeds N. "
+        "Without -g: when any group's diff total does (the fleet-wide check).",
+        show_default=False,
+    ),
+]
+
+_MaxLagTimeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-lag-time",
+        metavar="DURATION",
+        help="Exit 10 after printing when the oldest unconsumed message "
+        "is older than DURATION (1h30m, 90s, PT15M); without -g, in any group.",
+        show_default=False,
+    ),
+]
+
+_SortOpt = Annotated[
+    str,
+    typer.Option(
+        "--sort",
+        metavar="lag|name|mqadmin",
+        help="Without -g: row order of the table, JSON and CSV (plain keeps mqadmin's order).",
+    ),
+]
+
+_NoHeadersOpt = Annotated[
+    bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")
+]
+
+_NowMsOpt = Annotated[int | None, typer.Option("--now-ms", hidden=True)]
+
+
 @handle_errors
 def consumer_progress(
-    group: Annotated[
-        str | None,
-        typer.Option("--groupName", "-g", help="Consumer group. Absent: all groups.", show_default=False),
-    ] = None,
-    topic: Annotated[
-        str | None, typer.Option("--topicName", "-t", help="Only this topic (with -g).", show_default=False)
-    ] = None,
-    show_client_ip: Annotated[
-        str | None,
-        typer.Option(
-            "--showClientIP",
-            "-s",
-            metavar="true|false",
-            help="mqadmin's -s true: add the Client IP column, in plain and in the table (N/A on a "
-            "store: no connections).",
-            show_default=False,
-        ),
-    ] = None,
+    group: _GroupOpt = None,
+    topic: _TopicOpt = None,
+    show_client_ip: _ShowClientIpOpt = None,
     cluster: ClusterOpt = None,
-    tags: Annotated[
-        str | None,
-        typer.Option(
-            "--tags",
-            metavar="EXPR",
-            help="Exact filtered lag: count the unconsumed messages whose tag matches EXPR ('*', 'TagA || TagB') "
-            "over the ConsumeQueue tag hashes (every entry, no sampling). Different tags can share a hash "
-            "(Java String.hashCode, e.g. 'Aa' and 'BB'); add --verify-tags to confirm each match against the "
-            "real tag in the CommitLog.",
-            show_default=False,
-        ),
-    ] = None,
-    verify_tags: Annotated[
-        bool,
-        typer.Option(
-            "--verify-tags",
-            help="With --tags: read each hash match's TAGS from the CommitLog and count only real "
-            "matches (slower; reports collisions).",
-        ),
-    ] = False,
-    max_lag: Annotated[
-        int | None,
-        typer.Option(
-            "--max-lag",
-            metavar="N",
-            help="Exit 10 after printing when the diff total (matched total with --tags) exceeds N. "
-            "Without -g: when any group's diff total does (the fleet-wide check).",
-            show_default=False,
-        ),
-    ] = None,
-    max_lag_time: Annotated[
-        str | None,
-        typer.Option(
-            "--max-lag-time",
-            metavar="DURATION",
-            help="Exit 10 after printing when the oldest unconsumed message "
-            "is older than DURATION (1h30m, 90s, PT15M); without -g, in any group.",
-            show_default=False,
-        ),
-    ] = None,
-    sort: Annotated[
-        str,
-        typer.Option(
-            "--sort",
-            metavar="lag|name|mqadmin",
-            help="Without -g: row order of the table, JSON and CSV (plain keeps mqadmin's order).",
-        ),
-    ] = "lag",
-    no_headers: Annotated[
-        bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")
-    ] = False,
+    tags: _TagsOpt = None,
+    verify_tags: _VerifyTagsOpt = False,
+    max_lag: _MaxLagOpt = None,
+    max_lag_time: _MaxLagTimeOpt = None,
+    sort: _SortOpt = "lag",
+    no_headers: _NoHeadersOpt = False,
     store: StoreOpt = None,
     profile: ProfileOpt = None,
     namesrv: NamesrvOpt = None,
     output: OutputOpt = None,
-    now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
+    now_ms: _NowMsOpt = None,
 ) -> None:
     from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
@@ -132,7 +154,7 @@ def consumer_progress(
     gates = Gates(max_lag, parse_duration_ms(max_lag_time) if max_lag_time else None)
     sub = None
     if tags is not None:
-        from mqctl.store.subexpr import parse_subexpr
+        from mqctl.model import parse_subexpr
 
         sub = parse_subexpr(tags)
     fmt = resolve_format(output)
@@ -141,16 +163,23 @@ def consumer_progress(
     with open_backend(store, profile, namesrv) as backend, DelayedProgress("scanning queues") as bar:
         if group is None:
             summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update)
-            for w in getattr(backend, "warnings", []):
-                warn(w)
+            for w in backend.take_warnings():
+                warn(str(w))
             _overview(summaries, fmt, sort, not no_headers)
             gates.check_groups(summaries)
             return
         result = ops.group_progress(
-            backend, group, topic, tags=sub, verify_tags=verify_tags, now_ms=now_ms, on_progress=bar.update
+            backend,
+            group,
+            topic,
+            tags=sub,
+            verify_tags=verify_tags,
+            now_ms=now_ms,
+            on_progress=bar.update,
+            show_client_ip=ip,
         )
-    for w in result.warnings:
-        warn(w)
+    for line in result.warnings:
+        warn(line)
     reason = ops.no_rows_reason(result, topic)
     if reason:
         warn(reason)

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from mqctl.backends.open import BackendOptions
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
     ClusterOpt,
@@ -22,7 +23,8 @@ from mqctl.cli.options import (
     resolve_format,
 )
 from mqctl.errors import UsageError
-from mqctl.ops.planfile import STDOUT, check_export_target
+from mqctl.model import JournalRecord, Target
+from mqctl.ops.planfile import STDOUT, PlanFile, check_export_target
 
 HELP = """Reset a consumer group's committed offsets to a point in time (or earliest, latest, an offset,
 a shift). DRY RUN BY DEFAULT: prints the plan and writes nothing; --execute applies it. The first
@@ -78,107 +80,141 @@ def _force(value: str) -> bool:
     return v == "true"
 
 
+# The options, one alias each (the command's signature stays one line per option).
+_GroupOpt = Annotated[str | None, typer.Option("--group", "-g", help="Consumer group.", show_default=False)]
+
+_TopicOpt = Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", show_default=False)]
+
+_TimestampOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timestamp",
+        "-s",
+        help="now | epoch millis | yyyy-MM-dd#HH:mm:ss:SSS (local) | ISO 8601 with offset.",
+        show_default=False,
+    ),
+]
+
+_ForceOpt = Annotated[
+    str, typer.Option("--force", "-f", metavar="true|false", help="false: only move queues backwards.")
+]
+
+_BrokerOpt = Annotated[
+    str | None,
+    typer.Option("--broker", "-b", help="One queue: broker NAME (with -q).", show_default=False),
+]
+
+_QueueOpt = Annotated[
+    str | None, typer.Option("--queue", "-q", help="One queue: queue id (with -b).", show_default=False)
+]
+
+_OffsetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--offset", "-o", help="One queue: explicit target offset in [min, max+1].", show_default=False
+    ),
+]
+
+_ToEarliestOpt = Annotated[bool, typer.Option("--to-earliest", help="Target: each queue's min offset.")]
+
+_ToLatestOpt = Annotated[bool, typer.Option("--to-latest", help="Target: each queue's max offset.")]
+
+_ToOffsetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--to-offset", metavar="N", help="Target: offset N, clamped to [min, max].", show_default=False
+    ),
+]
+
+_ShiftByOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shift-by",
+        metavar="N",
+        help="Target: committed offset + N (negative replays).",
+        show_default=False,
+    ),
+]
+
+_ByDurationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--by-duration",
+        metavar="DURATION",
+        help="Target: the time DURATION ago (PT1H30M, 1h30m).",
+        show_default=False,
+    ),
+]
+
+_ExecuteOpt = Annotated[bool, typer.Option("--execute", help="Apply the plan (default: dry run).")]
+
+_DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Only plan, write nothing (the default; kafka's spelling).")
+]
+
+_ExportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--export",
+        metavar="FILE|-",
+        help="Write the plan to FILE (.json or .csv; never inside a store, never over an existing "
+        "file without --overwrite), or '-' for the JSON plan on stdout.",
+        show_default=False,
+    ),
+]
+
+_OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Let --export replace an existing file.")]
+
+_FromFileOpt = Annotated[
+    Path | None,
+    typer.Option("--from-file", metavar="FILE", help="Use a plan written by --export.", show_default=False),
+]
+
+_UndoOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--undo", metavar="ID|latest", help="Plan the reverse of a journalled reset.", show_default=False
+    ),
+]
+
+_UnsafeIgnoreAbortFileOpt = Annotated[
+    bool,
+    typer.Option(
+        "--unsafe-ignore-abort-file",
+        help="Write although the store has an abort file (never while the broker holds its lock).",
+    ),
+]
+
+_NowMsOpt = Annotated[int | None, typer.Option("--now-ms", hidden=True)]
+
+
 @handle_errors
 def reset_offset_by_time(
-    group: Annotated[
-        str | None, typer.Option("--group", "-g", help="Consumer group.", show_default=False)
-    ] = None,
-    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", show_default=False)] = None,
-    timestamp: Annotated[
-        str | None,
-        typer.Option(
-            "--timestamp",
-            "-s",
-            help="now | epoch millis | yyyy-MM-dd#HH:mm:ss:SSS (local) | ISO 8601 with offset.",
-            show_default=False,
-        ),
-    ] = None,
-    force: Annotated[
-        str, typer.Option("--force", "-f", metavar="true|false", help="false: only move queues backwards.")
-    ] = "true",
-    broker: Annotated[
-        str | None,
-        typer.Option("--broker", "-b", help="One queue: broker NAME (with -q).", show_default=False),
-    ] = None,
-    queue: Annotated[
-        str | None, typer.Option("--queue", "-q", help="One queue: queue id (with -b).", show_default=False)
-    ] = None,
-    offset: Annotated[
-        str | None,
-        typer.Option(
-            "--offset", "-o", help="One queue: explicit target offset in [min, max+1].", show_default=False
-        ),
-    ] = None,
+    group: _GroupOpt = None,
+    topic: _TopicOpt = None,
+    timestamp: _TimestampOpt = None,
+    force: _ForceOpt = "true",
+    broker: _BrokerOpt = None,
+    queue: _QueueOpt = None,
+    offset: _OffsetOpt = None,
     cluster: ClusterOpt = None,
-    to_earliest: Annotated[
-        bool, typer.Option("--to-earliest", help="Target: each queue's min offset.")
-    ] = False,
-    to_latest: Annotated[bool, typer.Option("--to-latest", help="Target: each queue's max offset.")] = False,
-    to_offset: Annotated[
-        str | None,
-        typer.Option(
-            "--to-offset", metavar="N", help="Target: offset N, clamped to [min, max].", show_default=False
-        ),
-    ] = None,
-    shift_by: Annotated[
-        str | None,
-        typer.Option(
-            "--shift-by",
-            metavar="N",
-            help="Target: committed offset + N (negative replays).",
-            show_default=False,
-        ),
-    ] = None,
-    by_duration: Annotated[
-        str | None,
-        typer.Option(
-            "--by-duration",
-            metavar="DURATION",
-            help="Target: the time DURATION ago (PT1H30M, 1h30m).",
-            show_default=False,
-        ),
-    ] = None,
-    execute: Annotated[bool, typer.Option("--execute", help="Apply the plan (default: dry run).")] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only plan, write nothing (the default; kafka's spelling).")
-    ] = False,
-    export: Annotated[
-        str | None,
-        typer.Option(
-            "--export",
-            metavar="FILE|-",
-            help="Write the plan to FILE (.json or .csv; never inside a store, never over an existing "
-            "file without --overwrite), or '-' for the JSON plan on stdout.",
-            show_default=False,
-        ),
-    ] = None,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Let --export replace an existing file.")
-    ] = False,
-    from_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--from-file", metavar="FILE", help="Use a plan written by --export.", show_default=False
-        ),
-    ] = None,
-    undo: Annotated[
-        str | None,
-        typer.Option(
-            "--undo", metavar="ID|latest", help="Plan the reverse of a journalled reset.", show_default=False
-        ),
-    ] = None,
-    unsafe_ignore_abort_file: Annotated[
-        bool,
-        typer.Option(
-            "--unsafe-ignore-abort-file",
-            help="Write although the store has an abort file (never while the broker holds its lock).",
-        ),
-    ] = False,
+    to_earliest: _ToEarliestOpt = False,
+    to_latest: _ToLatestOpt = False,
+    to_offset: _ToOffsetOpt = None,
+    shift_by: _ShiftByOpt = None,
+    by_duration: _ByDurationOpt = None,
+    execute: _ExecuteOpt = False,
+    dry_run: _DryRunOpt = False,
+    export: _ExportOpt = None,
+    overwrite: _OverwriteOpt = False,
+    from_file: _FromFileOpt = None,
+    undo: _UndoOpt = None,
+    unsafe_ignore_abort_file: _UnsafeIgnoreAbortFileOpt = False,
     store: StoreOpt = None,
     profile: ProfileOpt = None,
     namesrv: NamesrvOpt = None,
     output: OutputLongOpt = None,
-    now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
+    now_ms: _NowMsOpt = None,
 ) -> None:
     from mqctl.ops import reset as ops
 
@@ -212,7 +248,8 @@ def reset_offset_by_time(
     if export is not None and export != STDOUT and Path(export).suffix.lower() not in (".json", ".csv"):
         raise UsageError(f"--export {export}: the file name must end in .json or .csv (or '-' for stdout)")
 
-    with _backend(record, store, profile, namesrv) as backend:
+    options = BackendOptions(ignore_abort_file=unsafe_ignore_abort_file)
+    with _backend(record, store, profile, namesrv, options) as backend:
         export_path = (
             check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
         )
@@ -227,18 +264,15 @@ def reset_offset_by_time(
             )
             if whole_topic:
                 plan = ops.note(plan, f"-q {queue.strip() if queue else -1} means every queue, as in mqadmin")
-        journal = (
-            ops.apply_plan(backend, plan, force_abort_file=unsafe_ignore_abort_file) if execute else None
-        )
-        for w in getattr(backend, "warnings", []):
-            warn(w)
+        journal = ops.apply_plan(backend, plan) if execute else None
+        for w in backend.take_warnings():
+            warn(str(w))
     exported = _export(plan, journal, export, export_path, overwrite)
     _render(plan, journal, resolve_format(output), ts_text or plan.target.text, ts_long, exported)
 
 
-def _target(now: int, **given: object) -> tuple[object, str, int]:
+def _target(now: int, **given: object) -> tuple[Target, str, int]:
     """The one target the flags name, with mqadmin's -s text and millis for its plain header."""
-    from mqctl.ops import reset as ops
     from mqctl.ops.timeparse import parse_duration_ms, parse_timestamp, time_before
 
     explicit = given["explicit"]
@@ -268,33 +302,36 @@ def _target(now: int, **given: object) -> tuple[object, str, int]:
     if isinstance(timestamp, str):
         ts_text, ts_long = timestamp.strip(), parse_timestamp(timestamp, now)
     if isinstance(explicit, int):
-        return ops.Target("explicit", explicit, str(explicit)), ts_text, ts_long
+        return Target("explicit", explicit, str(explicit)), ts_text, ts_long
     if given["to_earliest"]:
-        return ops.Target("earliest", text="--to-earliest"), ts_text, ts_long
+        return Target("earliest", text="--to-earliest"), ts_text, ts_long
     if given["to_latest"]:
-        return ops.Target("latest", text="--to-latest"), ts_text, ts_long
+        return Target("latest", text="--to-latest"), ts_text, ts_long
     for key, kind in (("to_offset", "offset"), ("shift_by", "shift")):
         value = given[key]
         if isinstance(value, str):
             flag = "--" + key.replace("_", "-")
-            return ops.Target(kind, _int_opt(value, flag) or 0, value), ts_text, ts_long  # type: ignore[arg-type]
+            return Target(kind, _int_opt(value, flag) or 0, value), ts_text, ts_long  # type: ignore[arg-type]
     by_duration = given["by_duration"]
     if isinstance(by_duration, str):
         ts_long = time_before(now, parse_duration_ms(by_duration))
-        return ops.Target("time", ts_long, by_duration), by_duration, ts_long
-    return ops.Target("time", ts_long, ts_text), ts_text, ts_long
+        return Target("time", ts_long, by_duration), by_duration, ts_long
+    return Target("time", ts_long, ts_text), ts_text, ts_long
 
 
-def _source(undo: str | None, from_file: Path | None, group: str | None) -> tuple[dict | None, object]:
+def _source(
+    undo: str | None, from_file: Path | None, group: str | None
+) -> tuple[JournalRecord | None, PlanFile | None]:
     """The journal record (--undo) or plan file (--from-file) the plan comes from, if any."""
     from mqctl.ops.planfile import load_plan_file
 
-    record = plan_file = None
+    record: JournalRecord | None = None
+    plan_file: PlanFile | None = None
     if undo is not None:
-        from mqctl.store.safewrite import read_journal
+        from mqctl.ops.journal import read_journal
 
         record = read_journal(undo.strip())
-        actual = record.get("group")
+        actual = record.group
     elif from_file is not None:
         plan_file = load_plan_file(from_file)
         actual = plan_file.group
@@ -306,13 +343,14 @@ def _source(undo: str | None, from_file: Path | None, group: str | None) -> tupl
     return record, plan_file
 
 
-def _backend(record: dict | None, store, profile, namesrv):  # type: ignore[no-untyped-def]
-    """An undo reopens the stores its journal names unless the user points elsewhere."""
+def _backend(record, store, profile, namesrv, options: BackendOptions):  # type: ignore[no-untyped-def]
+    """An undo reopens the cluster its journal names (through the same opener) unless the user
+    points elsewhere."""
     if record is not None and not store and not profile and not namesrv:
-        from mqctl.backends.store import StoreBackend
+        from mqctl.backends.open import open_backend as open_target
 
-        return StoreBackend({b: Path(p) for b, p in record["stores"].items()})
-    return open_backend(store, profile, namesrv)
+        return open_target(record.target, options)
+    return open_backend(store, profile, namesrv, options)
 
 
 def _export(plan, journal, export: str | None, path: Path | None, overwrite: bool) -> str | None:  # type: ignore[no-untyped-def]

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
-from mqctl.model import MessageQueue
-from mqctl.store.javahash import java_string_hash
+from mqctl.model import MessageQueue, java_string_hash
 
 __all__ = [
     "bucket",

@@ -21,8 +21,8 @@ from typing import Protocol
 
 from mqctl.backends.base import Backend
 from mqctl.errors import NotFoundError, UsageError
-from mqctl.model import MessageQueue
-from mqctl.ops.javaorder import hashset_order, message_queue_hash
+from mqctl.model import AllocationResult, MessageQueue, Move, TopicAllocation
+from mqctl.model.javaorder import hashset_order, message_queue_hash
 
 STRATEGY_NAMES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "MACHINE_ROOM", "MACHINE_ROOM_NEARBY", "CONFIG")
 
@@ -272,70 +272,20 @@ def split_ip_list(value: str) -> list[str]:
 # --- the command --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TopicAllocation:
-    topic: str
-    mq_all: tuple[MessageQueue, ...]  # in the order the strategy ran over
-    cid_all: tuple[str, ...]  # likewise (duplicates kept)
-    result: tuple[tuple[str, tuple[MessageQueue, ...]], ...]  # per distinct client id, first-seen order
-
-    def queues_of(self, cid: str) -> tuple[MessageQueue, ...]:
-        return dict(self.result).get(cid, ())
-
-    @property
-    def unassigned(self) -> tuple[MessageQueue, ...]:
-        taken = {mq for _, qs in self.result for mq in qs}
-        return tuple(mq for mq in self.mq_all if mq not in taken)
-
-
-@dataclass(frozen=True)
-class AllocationResult:
-    strategy: str
-    sorted: bool
-    clients: tuple[str, ...]  # distinct client ids, in the order allocation visited them
-    topics: tuple[TopicAllocation, ...]
-
-    def queues_of(self, cid: str) -> list[MessageQueue]:
-        return [mq for t in self.topics for mq in t.queues_of(cid)]
-
-    @property
-    def totals(self) -> dict[str, int]:
-        return {cid: len(self.queues_of(cid)) for cid in self.clients}
-
-    @property
-    def imbalance(self) -> int:
-        counts = list(self.totals.values())
-        return max(counts) - min(counts) if counts else 0
-
-    @property
-    def queue_count(self) -> int:
-        return sum(len(t.mq_all) for t in self.topics)
-
-
-@dataclass(frozen=True)
-class Move:
-    queue: MessageQueue
-    before: tuple[str, ...]  # owners with the first client list (usually one; none = unassigned)
-    after: tuple[str, ...]
-
-
-def readable_queues(backend: Backend, topic: str) -> list[MessageQueue] | None:
-    """The topic's read-permitted queues in route order, or None if no broker knows the topic.
+def readable_queues(backend: Backend, topic: str) -> list[MessageQueue]:
+    """The topic's read-permitted queues in route order (NotFoundError when no broker knows it).
 
     Route order matters: mqadmin adds the queues to a HashSet broker by broker, so queues that
     share a hash bucket iterate in that order. The name server lists a topic's queueDatas in its
-    HashMap order of broker names, which ``backend.broker_names()`` reproduces.
+    HashMap order of broker names, which a store backend reproduces.
     """
-    found = False
-    out: list[MessageQueue] = []
-    for broker in backend.broker_names():
-        cfg = backend.topic_configs(broker).get(topic)
-        if cfg is None:
-            continue
-        found = True
-        if cfg.readable:
-            out += [MessageQueue(topic, broker, q) for q in range(cfg.read_queue_nums)]
-    return out if found else None
+    route = backend.topic_route(topic)
+    return [
+        MessageQueue(topic, qd.broker_name, q)
+        for qd in route.queue_datas
+        if qd.readable
+        for q in range(qd.read_queue_nums)
+    ]
 
 
 def allocate_mq(
@@ -352,12 +302,6 @@ def allocate_mq(
     done = []
     for topic in dict.fromkeys(topics):
         queues = readable_queues(backend, topic)
-        if queues is None:
-            known = ", ".join(backend.broker_names()) or "none"
-            raise NotFoundError(
-                f"No topic route info for the topic: {topic}",
-                f"no broker store has a config for it (brokers: {known})",
-            )
         mq_all = (
             sorted(queues, key=MessageQueue.sort_key) if sort else hashset_order(queues, message_queue_hash)
         )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
-    from mqctl.ops.reset import ResetPlan
+    from mqctl.model import JournalRecord, ResetPlan
 
 PLAN_SCHEMA = "mqctl/resetOffsetByTime/v1"
 
@@ -146,7 +146,7 @@ def load_plan_file(path: Path) -> PlanFile:
     return PlanFile(group, tuple(rows))
 
 
-def plan_document(plan: ResetPlan, journal: dict | None) -> dict:
+def plan_document(plan: ResetPlan, journal: JournalRecord | None) -> dict:
     """The plan as JSON: `-o json` output, the --export format and what --from-file reads back."""
     doc: dict = {
         "schema": PLAN_SCHEMA,
@@ -166,7 +166,7 @@ def plan_document(plan: ResetPlan, journal: dict | None) -> dict:
     if plan.undo_of:
         doc["undoOf"] = plan.undo_of
     if journal is not None:
-        doc["journal"] = {"id": journal["id"], "path": journal.get("path")}
+        doc["journal"] = {"id": journal.id, "path": None if journal.path is None else str(journal.path)}
     return doc
 
 
@@ -186,7 +186,7 @@ CSV_COLUMNS = [
 ]
 
 
-def csv_rows(plan: ResetPlan, journal: dict | None) -> list[list]:
+def csv_rows(plan: ResetPlan, journal: JournalRecord | None) -> list[list]:
     executed = "true" if journal is not None else "false"
     return [
         [
@@ -238,7 +238,7 @@ def check_export_target(target: str, protected: Iterable[Path], overwrite: bool)
     return path
 
 
-def render_plan(plan: ResetPlan, journal: dict | None, csv_form: bool) -> str:
+def render_plan(plan: ResetPlan, journal: JournalRecord | None, csv_form: bool) -> str:
     if not csv_form:
         return json.dumps(plan_document(plan, journal), ensure_ascii=False, indent=2) + "\n"
     buf = io.StringIO()

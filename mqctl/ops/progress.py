@@ -1,92 +1,103 @@
-"""consumerProgress: per-queue progress of a group, as the broker's GET_CONSUME_STATS computes it.
+"""consumerProgress: a group's consume stats turned into rows and totals, plus mqctl's extras.
 
-Per broker (route order), the topics are the ones given with -t, else every topic the broker
-holds a committed offset for (``topic@group`` keys, the retry topic included); topics without a
-topic config on that broker are skipped, and every readable queue id 0..readQueueNums-1 gets a row.
+The backend answers GET_CONSUME_STATS (one request per broker live; a few files on a store);
+this module adds what mqadmin does on top (client IPs with ``-s true``, sorting) and what mqctl
+adds (lag time: the store time of the oldest unconsumed message; exact filtered lag), each as
+one batch question to the backend, never one per queue.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
-from mqctl.backends.base import Backend
-from mqctl.errors import NotFoundError
-from mqctl.model import RETRY_PREFIX, ProgressRow
-from mqctl.store.subexpr import SubExpr
-
-ProgressCallback = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class GroupProgress:
-    group: str
-    rows: list[ProgressRow]
-    now_ms: int
-    tags: SubExpr | None = None
-    tag_collisions: int | None = None  # with --verify-tags: hash matches whose real tag did not match
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def diff_total(self) -> int:
-        """Lag total: each queue's diff counted as never below zero, so a queue whose committed
-        offset lies above its max cannot cancel out real lag elsewhere (gates use this)."""
-        return sum(r.lag for r in self.rows)
-
-    @property
-    def raw_diff_total(self) -> int:
-        """mqadmin's "Consume Diff Total": the plain sum of diffs, negative ones included."""
-        return sum(r.diff for r in self.rows)
-
-    @property
-    def above_max(self) -> list[ProgressRow]:
-        return [r for r in self.rows if r.above_max]
-
-    @property
-    def inflight_total(self) -> int:
-        return sum(r.inflight for r in self.rows)
-
-    @property
-    def matched_total(self) -> int | None:
-        if self.tags is None:
-            return None
-        return sum(r.matched_diff or 0 for r in self.rows)
-
-    @property
-    def max_lag_ms(self) -> int:
-        return max((r.lag_ms for r in self.rows), default=0)
+from mqctl.backends.base import Backend, ProgressCallback
+from mqctl.errors import MqctlError, NotAvailableError
+from mqctl.model import (
+    ConsumeStats,
+    GroupProgress,
+    GroupSummary,
+    MessageQueue,
+    ProgressRow,
+    QueueOffset,
+    QueueSpan,
+    QueueStat,
+    SubExpr,
+)
 
 
-@dataclass(frozen=True)
-class GroupSummary:
-    """One row of the all-groups overview."""
-
-    group: str
-    diff_total: int
-    topics: list[str]
-    brokers: list[str]
-    max_lag_ms: int
-    raw_diff_total: int = 0  # mqadmin's sum, negative diffs included (plain output)
-    queues_above_max: int = 0
-    found_in: tuple[str, ...] = ()  # model.FOUND_*: where the overview found the group
-    queues: int = 0
+def _now(now_ms: int | None) -> int:
+    return int(time.time() * 1000) if now_ms is None else now_ms
 
 
-def _topics_for(backend: Backend, broker: str, group: str, topic: str | None) -> list[str]:
-    if topic is not None:
-        return [topic]
-    return list(backend.committed_offsets(broker, group))
+def _start(q: QueueStat) -> int:
+    """First unconsumed offset that still exists: a committed offset below min starts at min."""
+    return max(q.consumer_offset, q.min_offset or 0)
 
 
-def group_known(backend: Backend, group: str) -> bool:
-    """Committed offsets, a subscription group or a retry topic (mqadmin's route) on any broker."""
-    for broker in backend.broker_names():
-        if backend.committed_offsets(broker, group) or f"{RETRY_PREFIX}{group}" in backend.topic_configs(
-            broker
-        ):
-            return True
-    return any(group in backend.subscription_groups(b) for b in backend.broker_names())
+def rows_from_stats(
+    backend: Backend,
+    stats: ConsumeStats,
+    now: int,
+    *,
+    lag_time: bool = True,
+    tags: SubExpr | None = None,
+    verify_tags: bool = False,
+    client_ips: dict[MessageQueue, str] | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> tuple[list[ProgressRow], int | None]:
+    """Rows in mqadmin's order (MessageQueue order) and, with verified tags, the collisions."""
+    queues = sorted(stats.queues, key=lambda q: q.queue.sort_key())
+    unconsumed = [q for q in queues if _start(q) < q.broker_offset]
+    oldest: dict[MessageQueue, int] = {}
+    if lag_time and unconsumed:
+        times = backend.store_times([QueueOffset(q.queue, _start(q)) for q in unconsumed])
+        oldest = {q.queue: t for q, t in zip(unconsumed, times) if t > 0}
+    matched: dict[MessageQueue, int] = {}
+    collisions: int | None = None
+    if tags is not None:
+        spans = [QueueSpan(q.queue, _start(q), q.broker_offset) for q in queues]
+        counts = backend.count_tag_matches(spans, tags, verify=verify_tags, on_progress=on_progress)
+        matched = {s.queue: c.matched for s, c in zip(spans, counts)}
+        if verify_tags:
+            collisions = sum(c.collisions or 0 for c in counts)
+    rows = []
+    for q in queues:
+        ts = oldest.get(q.queue, 0)
+        rows.append(
+            ProgressRow(
+                topic=q.queue.topic,
+                broker_name=q.queue.broker_name,
+                queue_id=q.queue.queue_id,
+                broker_offset=q.broker_offset,
+                consumer_offset=q.consumer_offset,
+                min_offset=q.min_offset,
+                last_timestamp=q.last_timestamp,
+                inflight=0 if q.pull_offset is None else q.pull_offset - q.consumer_offset,
+                client_ip=None if client_ips is None else client_ips.get(q.queue),
+                committed=q.committed is not False,
+                oldest_unconsumed_timestamp=ts,
+                lag_ms=max(now - ts, 0) if ts else 0,
+                matched_diff=matched.get(q.queue) if tags is not None else None,
+            )
+        )
+    return rows, collisions
+
+
+def client_ips(backend: Backend, group: str) -> dict[MessageQueue, str]:
+    """mqadmin's ``-s true``: each queue's owner from the clients' running info (its IP, the part
+    of the client id before ``@``). Like mqadmin, a failure stops filling the map (those queues
+    show N/A); a backend without clients (a store) gives an empty map."""
+    owners: dict[MessageQueue, str] = {}
+    try:
+        conn = backend.consumer_connection(group)
+        for c in conn.connections:
+            info = backend.running_info(group, c.client_id)
+            for mq, _pq in info.queues:
+                owners[mq] = c.client_id.split("@")[0]
+    except (NotAvailableError, MqctlError):
+        pass
+    return owners
 
 
 def group_progress(
@@ -98,40 +109,24 @@ def group_progress(
     verify_tags: bool = False,
     now_ms: int | None = None,
     on_progress: ProgressCallback | None = None,
-    require_known: bool = True,
+    show_client_ip: bool = False,
+    detail: bool = True,
 ) -> GroupProgress:
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    if require_known and not group_known(backend, group):
-        raise NotFoundError(
-            f"consumer group {group!r} not found: no committed offsets and no subscription group on any broker",
-            "list the groups with `mqctl consumerProgress` (no -g)",
-        )
-    if topic is not None and not any(topic in backend.topic_configs(b) for b in backend.broker_names()):
-        raise NotFoundError(f"topic {topic!r} not found on any broker")
-
-    work: list[tuple[str, str, int, dict]] = []
-    for broker in backend.broker_names():
-        configs = backend.topic_configs(broker)
-        committed = backend.committed_offsets(broker, group)
-        for t in _topics_for(backend, broker, group, topic):
-            cfg = configs.get(t)
-            if cfg is None:
-                continue
-            for qid in range(cfg.read_queue_nums):
-                work.append((broker, t, qid, dict(committed.get(t, {}))))
-
-    rows: list[ProgressRow] = []
-    collisions = 0 if (tags is not None and verify_tags) else None
-    for i, (broker, t, qid, committed) in enumerate(work):
-        row, coll = _row(backend, broker, t, qid, committed, tags, verify_tags, now)
-        rows.append(row)
-        if collisions is not None:
-            collisions += coll
-        if on_progress is not None:
-            on_progress(i + 1, len(work))
-
-    rows.sort(key=lambda r: r.queue.sort_key())
-    warnings = list(getattr(backend, "warnings", []))
+    """``detail`` False asks only for mqadmin's columns (no min offset, no lag time)."""
+    now = _now(now_ms)
+    stats = backend.consume_stats(group, topic, detail=detail)
+    ips = client_ips(backend, group) if show_client_ip else None
+    rows, collisions = rows_from_stats(
+        backend,
+        stats,
+        now,
+        lag_time=detail,
+        tags=tags,
+        verify_tags=verify_tags,
+        client_ips=ips,
+        on_progress=on_progress,
+    )
+    warnings = [str(w) for w in backend.take_warnings()]
     warnings += [
         f"{r.broker_name} {r.topic} queue {r.queue_id}: committed offset {r.consumer_offset} lies above the "
         f"queue's max {r.broker_offset} (recreated queue or a bad reset?); counted as 0 lag in totals and gates"
@@ -139,93 +134,60 @@ def group_progress(
         if r.above_max
     ]
     return GroupProgress(
-        group=group, rows=rows, now_ms=now, tags=tags, tag_collisions=collisions, warnings=warnings
+        group=group,
+        rows=rows,
+        now_ms=now,
+        tags=tags,
+        tag_collisions=collisions,
+        warnings=warnings,
+        consume_tps=stats.consume_tps if backend.kind != "store" else None,
+        failures=stats.failures,
     )
-
-
-def _row(
-    backend: Backend,
-    broker: str,
-    topic: str,
-    qid: int,
-    committed: dict[int, int],
-    tags: SubExpr | None,
-    verify_tags: bool,
-    now: int,
-) -> tuple[ProgressRow, int]:
-    min_off, max_off = backend.queue_offsets(broker, topic, qid)
-    broker_offset = max(max_off, 0)
-    raw = committed.get(qid, -1)
-    consumer_offset = max(raw, 0)  # the broker clamps "no offset" (-1) to 0 for normal topics
-    last_ts = 0
-    if consumer_offset - 1 >= 0:
-        ts = backend.store_timestamp(broker, topic, qid, consumer_offset - 1)
-        if ts > 0:
-            last_ts = ts
-    start = max(consumer_offset, min_off)
-    oldest = 0
-    if start < broker_offset:
-        ts = backend.store_timestamp(broker, topic, qid, start)
-        oldest = ts if ts > 0 else 0
-    matched: int | None = None
-    coll = 0
-    if tags is not None:
-        if tags.match_all:
-            matched = max(broker_offset - start, 0)
-        elif verify_tags:
-            offsets = backend.matching_offsets(broker, topic, qid, start, broker_offset, tags.hashes)
-            real = sum(
-                1 for o in offsets.tolist() if tags.matches(backend.message_tags(broker, topic, qid, o))
-            )
-            coll = len(offsets) - real
-            matched = real
-        else:
-            matched = backend.count_tag_matches(broker, topic, qid, start, broker_offset, tags.hashes)
-    row = ProgressRow(
-        topic=topic,
-        broker_name=broker,
-        queue_id=qid,
-        broker_offset=broker_offset,
-        consumer_offset=consumer_offset,
-        min_offset=min_off,
-        last_timestamp=last_ts,
-        committed=raw >= 0,
-        oldest_unconsumed_timestamp=oldest,
-        lag_ms=max(now - oldest, 0) if oldest else 0,
-        matched_diff=matched,
-    )
-    return row, coll
 
 
 def all_groups(
-    backend: Backend, *, now_ms: int | None = None, on_progress: ProgressCallback | None = None
+    backend: Backend,
+    *,
+    now_ms: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    lag_time: bool = True,
 ) -> list[GroupSummary]:
     """The all-groups overview, in mqadmin's row order: the groups mqadmin lists (through their
     retry topics) and the ones only the offset tables know, each with its lag total."""
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    groups = list(backend.group_catalog())
+    now = _now(now_ms)
+    overviews = list(backend.groups_overview())
     out: list[GroupSummary] = []
-    for i, ref in enumerate(groups):
-        prog = group_progress(backend, ref.name, now_ms=now, require_known=False)
+    for i, ov in enumerate(overviews):
+        rows: list[ProgressRow] = []
+        if ov.stats is not None:
+            rows, _ = rows_from_stats(backend, ov.stats, now, lag_time=lag_time)
+        prog = GroupProgress(ov.ref.name, rows, now)
+        conn = ov.connection
         out.append(
             GroupSummary(
-                group=ref.name,
-                found_in=ref.found_in,
-                queues=len(prog.rows),
+                group=ov.ref.name,
+                found_in=ov.ref.found_in,
+                queues=len(rows),
                 diff_total=prog.diff_total,
-                topics=sorted({r.topic for r in prog.rows}),
-                brokers=sorted({r.broker_name for r in prog.rows}),
+                topics=sorted({r.topic for r in rows}),
+                brokers=sorted({r.broker_name for r in rows}),
                 max_lag_ms=prog.max_lag_ms,
                 raw_diff_total=prog.raw_diff_total,
                 queues_above_max=len(prog.above_max),
+                tps=ov.stats.consume_tps if ov.stats is not None and backend.kind != "store" else None,
+                clients=None if backend.kind == "store" else (len(conn.connections) if conn else 0),
+                version=min((c.version for c in conn.connections), default=None) if conn else None,
+                consume_type=conn.consume_type if conn else None,
+                message_model=conn.message_model if conn else None,
+                failure=ov.failure,
             )
         )
         if on_progress is not None:
-            on_progress(i + 1, len(groups))
+            on_progress(i + 1, len(overviews))
     return out
 
 
-def sort_groups(groups: list[GroupSummary], by: str) -> list[GroupSummary]:
+def sort_groups(groups: Sequence[GroupSummary], by: str) -> list[GroupSummary]:
     """``lag``: largest lag total first (then the oldest unconsumed message, then name);
     ``name``: by group name; ``mqadmin``: as listed (mqadmin's own order)."""
     if by == "lag":

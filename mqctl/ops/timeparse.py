@@ -61,23 +61,6 @@ def time_before(now_ms: int, duration_ms: int) -> int:
     return max(now_ms - duration_ms, 0)
 
 
-def format_duration_ms(ms: int) -> str:
-    """Compact human form: 1d2h, 3h04m, 5m07s, 12.3s, 850ms."""
-    if ms < 1000:
-        return f"{ms}ms"
-    s = ms / 1000
-    if s < 60:
-        return f"{s:.1f}s"
-    m, sec = divmod(int(s), 60)
-    if m < 60:
-        return f"{m}m{sec:02d}s"
-    h, m = divmod(m, 60)
-    if h < 24:
-        return f"{h}h{m:02d}m"
-    d, h = divmod(h, 24)
-    return f"{d}d{h}h"
-
-
 TIMESTAMP_FORMATS = (
     "'now', epoch milliseconds (e.g. 1700000000000), 'yyyy-MM-dd#HH:mm:ss:SSS' in local time "
     "(e.g. 2026-11-20#10:00:00:000), or ISO 8601 with an offset (2026-11-20T10:00:00+08:00, ...Z)"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import UsageError
+from mqctl.model import SubExpr, parse_subexpr
 from mqctl.store.offsets import COMMITTED, split_offset_key
-from mqctl.store.subexpr import SubExpr, parse_subexpr
 
 __all__ = [
     "BrokerInput",

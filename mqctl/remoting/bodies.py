@@ -2,7 +2,7 @@
 
 Bytes in, typed values out, no I/O. Every decoder raises only ``ProtocolError`` for a body that
 does not parse or binds the wrong types; fastjson's dialect (unquoted int keys, objects as map
-keys, BrowserCompatible strings) is read by ``mqctl.store.fastjson`` behind a depth guard
+keys, BrowserCompatible strings) is read by ``mqctl.fastjson`` behind a depth guard
 (``bodies_json``). Maps keep the JSON's order: the peer's own map order is what mqadmin prints.
 
 The decoders live in four modules, all re-exported here:
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mqctl.errors import ProtocolError
+from mqctl.errors import ProtocolError, StoreCorruptError
 from mqctl.model import (
     BrokerData,
     ConsumeStats,
@@ -41,7 +41,6 @@ from mqctl.remoting.bodies_json import (
     as_list,
     as_map,
     bean,
-    get_bool,
     get_float,
     get_int,
     get_str,
@@ -192,7 +191,8 @@ def decode_consume_stats(body: bytes, group: str, broker_name_hint: str | None =
                 broker_offset=get_int(wrapper, "brokerOffset", w),
                 consumer_offset=get_int(wrapper, "consumerOffset", w),
                 last_timestamp=get_int(wrapper, "lastTimestamp", w),
-                pull_offset=get_int(wrapper, "pullOffset", w),
+                # absent from 4.x and 5.0 brokers: unknown, not zero
+                pull_offset=get_int(wrapper, "pullOffset", w) if "pullOffset" in wrapper else None,
                 min_offset=None,
                 committed=None,
             )
@@ -256,20 +256,15 @@ def decode_topic_configs(body: bytes) -> dict[str, TopicConfig]:
 
 
 def subscription_group_from_props(name: str, props: Mapping[str, Any]) -> SubscriptionGroup:
-    """A SubscriptionGroupConfig's properties -> SubscriptionGroup; missing ones take the Java defaults."""
-    what = f"subscription group {name!r}"
+    """A SubscriptionGroupConfig's properties -> SubscriptionGroup (the store's reading, Java defaults)."""
+    from mqctl.store.metadata import subscription_group
+
     if not isinstance(props, Mapping):
-        raise ProtocolError(f"{what}: expected an object")
-    return SubscriptionGroup(
-        name=name,
-        consume_enable=get_bool(props, "consumeEnable", what, True),
-        consume_broadcast_enable=get_bool(props, "consumeBroadcastEnable", what, True),
-        consume_message_orderly=get_bool(props, "consumeMessageOrderly", what, False),
-        retry_queue_nums=get_int(props, "retryQueueNums", what, 1, INT32),
-        retry_max_times=get_int(props, "retryMaxTimes", what, 16, INT32),
-        broker_id=get_int(props, "brokerId", what, 0),
-        group_sys_flag=get_int(props, "groupSysFlag", what, 0, INT32),
-    )
+        raise ProtocolError(f"subscription group {name!r}: expected an object")
+    try:
+        return subscription_group(name, props, "subscription groups body")
+    except StoreCorruptError as exc:
+        raise ProtocolError(exc.message) from None
 
 
 def decode_subscription_groups_body(body: bytes) -> dict[str, SubscriptionGroup]:

@@ -157,7 +157,7 @@ def _property_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return str(value)
-    from mqctl.store.fastjson import dumps_compact
+    from mqctl.fastjson import dumps_compact
 
     return dumps_compact(value)
 

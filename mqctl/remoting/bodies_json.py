@@ -16,8 +16,8 @@ from itertools import accumulate
 from typing import Any, TypeVar
 
 from mqctl.errors import ProtocolError, StoreError
+from mqctl.fastjson import FrozenKey, loads
 from mqctl.model import MessageQueue
-from mqctl.store.fastjson import FrozenKey, loads
 
 __all__ = [
     "INT32",
@@ -84,7 +84,7 @@ def _text(body: bytes, what: str) -> str:
 
 
 def parse_text(text: str, what: str) -> Any:
-    """fastjson text -> value (see ``mqctl.store.fastjson``); the caller has bounded its depth."""
+    """fastjson text -> value (see ``mqctl.fastjson``); the caller has bounded its depth."""
     try:
         return loads(text)
     except StoreError as exc:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mqctl.fastjson import dumps_compact
 from mqctl.model import MessageQueue
-from mqctl.ops.javaorder import hashmap_order, java_string_hash
-from mqctl.store.fastjson import dumps_compact
+from mqctl.model.javaorder import hashmap_order, java_string_hash
 
 if TYPE_CHECKING:
-    from mqctl.ops.allocate import AllocationResult, Move, TopicAllocation
+    from mqctl.model import AllocationResult, Move, TopicAllocation
 
 SCHEMA = "mqctl/allocateMQ/v1"
 CSV_COLUMNS = ["consumer", "topic", "brokerName", "queueId"]

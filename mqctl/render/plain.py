@@ -40,3 +40,20 @@ def local_datetime(epoch_ms: int) -> str:
 def local_datetime_ms(epoch_ms: int) -> str:
     """yyyy-MM-dd HH:mm:ss.SSS in local time (mqctl's own tables)."""
     return f"{local_datetime(epoch_ms)}.{epoch_ms % 1000:03d}"
+
+
+def format_duration_ms(ms: int) -> str:
+    """Compact human form: 1d2h, 3h04m, 5m07s, 12.3s, 850ms."""
+    if ms < 1000:
+        return f"{ms}ms"
+    s = ms / 1000
+    if s < 60:
+        return f"{s:.1f}s"
+    m, sec = divmod(int(s), 60)
+    if m < 60:
+        return f"{m}m{sec:02d}s"
+    h, m = divmod(m, 60)
+    if h < 24:
+        return f"{h}h{m:02d}m"
+    d, h = divmod(h, 24)
+    return f"{d}d{h}h"

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, TextIO
 from mqctl.render.plain import front, java_2f, ljust, local_datetime, local_datetime_ms
 
 if TYPE_CHECKING:
-    from mqctl.model import ProgressRow
-    from mqctl.ops.progress import GroupProgress, GroupSummary
+    from mqctl.model import GroupProgress, GroupSummary, ProgressRow
 
 SCHEMA = "mqctl/consumerProgress/v1"
 SCHEMA_GROUPS = "mqctl/consumerProgress.groups/v1"
@@ -100,7 +99,7 @@ def _row_values(r: ProgressRow) -> dict:
         "lastTimestamp": r.last_timestamp,
         "minOffset": r.min_offset,
         "committed": r.committed,
-        "belowMin": r.committed and r.consumer_offset < r.min_offset,
+        "belowMin": r.committed and r.min_offset is not None and r.consumer_offset < r.min_offset,
         "aboveMax": r.above_max,
         "oldestUnconsumedTimestamp": r.oldest_unconsumed_timestamp,
         "lagMs": r.lag_ms,
@@ -149,7 +148,7 @@ def _csv(v: object) -> object:
 
 
 def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
-    from mqctl.ops.timeparse import format_duration_ms
+    from mqctl.render.plain import format_duration_ms
     from mqctl.render.table import Column, TableSpec, write_table
 
     with_tags = p.tags is not None
@@ -281,7 +280,7 @@ def groups_csv_rows(groups: list[GroupSummary]) -> list[list]:
 
 def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> None:
     from mqctl.model import FOUND_RETRY_TOPIC
-    from mqctl.ops.timeparse import format_duration_ms
+    from mqctl.render.plain import format_duration_ms
     from mqctl.render.table import Column, TableSpec, write_table
 
     cols = [

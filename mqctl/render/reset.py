@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, TextIO
 from mqctl.render.plain import front, ljust, local_datetime_ms
 
 if TYPE_CHECKING:
-    from mqctl.ops.reset import ResetPlan
+    from mqctl.model import JournalRecord, ResetPlan
 
 
-def status_line(plan: ResetPlan, journal: dict | None, exported: str | None = None) -> str:
+def status_line(plan: ResetPlan, journal: JournalRecord | None, exported: str | None = None) -> str:
     """The first line of every output: dry run or executed, and every file written."""
     what = f"group {plan.group}, topic {plan.topic}, {len(plan.rows)} queue(s)"
     if plan.undo_of:
@@ -22,9 +22,9 @@ def status_line(plan: ResetPlan, journal: dict | None, exported: str | None = No
         if where:
             return f"DRY RUN: offsets unchanged ({what}){where}; add --execute to apply"
         return f"DRY RUN: nothing written ({what}); add --execute to apply"
-    state = "" if journal.get("state", "applied") == "applied" else " (journal left pending: see --undo)"
+    state = "" if journal.state == "applied" else f" (journal left {journal.state}: see --undo)"
     return (
-        f"EXECUTED: offsets written ({what}); journal {journal['id']}{state}, undo with --undo {journal['id']}"
+        f"EXECUTED: offsets written ({what}); journal {journal.id}{state}, undo with --undo {journal.id}"
         + where
     )
 
@@ -32,7 +32,7 @@ def status_line(plan: ResetPlan, journal: dict | None, exported: str | None = No
 def _mqadmin_order(plan: ResetPlan) -> list:
     """Row order of mqadmin's Path B: per-broker HashMaps putAll-ed into one (spec 8.4)."""
     from mqctl.model import MessageQueue
-    from mqctl.ops.javaorder import hashmap_order, hashmap_putall_order, message_queue_hash
+    from mqctl.model.javaorder import hashmap_order, hashmap_putall_order, message_queue_hash
 
     per_broker: dict[str, list] = {}
     for r in plan.rows:

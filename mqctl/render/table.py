@@ -29,7 +29,7 @@ class Column:
 @dataclass
 class TableSpec:
     columns: list[Column]
-    rows: list[Sequence[Any]]
+    rows: Sequence[Sequence[Any]]
     title: str | None = None
     footer_lines: list[str] = field(default_factory=list)
     row_styles: list[str | None] | None = None

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import StoreCorruptError
-from mqctl.model import TopicConfig
-from mqctl.store.fastjson import dumps_pretty
+from mqctl.fastjson import dumps_pretty
+from mqctl.model import SubscriptionGroup, TopicConfig
 from mqctl.store.offsets import LoadedConfig, as_int, decode_document, load_config_file
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "encode_topics",
     "load_subscription_groups",
     "load_topics",
+    "subscription_group",
 ]
 
 TOPICS_FILE = "topics.json"
@@ -144,6 +145,34 @@ def default_group_config(group: str) -> dict[str, Any]:
         "retryQueueNums": 1,
         "whichBrokerWhenConsumeSlowly": 1,
     }
+
+
+def subscription_group(
+    name: str, props: Mapping[str, Any], what: str = SUBSCRIPTION_GROUP_FILE
+) -> SubscriptionGroup:
+    """One group's properties -> SubscriptionGroup; missing ones take the Java class defaults."""
+    where = f"{what}: group {name!r}"
+    defaults = default_group_config(name)
+
+    def num(key: str, bounds: tuple[int, int] = _INT32) -> int:
+        value = props.get(key, defaults[key])
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # fastjson casts an integral number into an int field
+        return as_int(value, f"{where}: {key}", bounds)
+
+    def flag(key: str) -> bool:
+        return _as_bool(props.get(key, defaults[key]), f"{where}: {key}")
+
+    return SubscriptionGroup(
+        name=name,
+        consume_enable=flag("consumeEnable"),
+        consume_broadcast_enable=flag("consumeBroadcastEnable"),
+        consume_message_orderly=flag("consumeMessageOrderly"),
+        retry_queue_nums=num("retryQueueNums"),
+        retry_max_times=num("retryMaxTimes"),
+        broker_id=num("brokerId", (-(2**63), 2**63 - 1)),
+        group_sys_flag=num("groupSysFlag"),
+    )
 
 
 def decode_subscription_groups(data: bytes, what: str = SUBSCRIPTION_GROUP_FILE) -> dict[str, dict[str, Any]]:

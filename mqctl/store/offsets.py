@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from mqctl.errors import StoreCorruptError, StoreError
-from mqctl.model import MessageQueue
-from mqctl.store.fastjson import FrozenKey, dumps_pretty, loads
-from mqctl.store.javahash import java_string_hash
+from mqctl.fastjson import FrozenKey, dumps_pretty, loads
+from mqctl.model import MessageQueue, java_string_hash
 
 __all__ = [
     "BROADCAST",
@@ -50,6 +49,8 @@ def as_int(value: Any, what: str, bounds: tuple[int, int] = _INT64) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         n = value
     elif isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
+        if len(value.strip()) > 20:  # beyond any int64 (and past int()'s 4,300-digit guard)
+            raise StoreCorruptError(f"{what}: {value.strip()[:24]}... is out of range")
         n = int(value.strip())
     else:
         raise StoreCorruptError(f"{what}: expected an integer, got {value!r}")

@@ -1,4 +1,4 @@
-"""Safe writes of a stopped broker's ``config/consumerOffset.json``, and the reset journal.
+"""Safe writes of a stopped broker's ``config/consumerOffset.json``, in two phases.
 
 The rules (DESIGN.md "Safety rules for writes", spec/rocketmq-store.md 1.4 and 2.6):
 
@@ -11,9 +11,12 @@ The rules (DESIGN.md "Safety rules for writes", spec/rocketmq-store.md 1.4 and 2
    so two resets cannot interleave.
 3. Re-read the file under that lock; refuse when it does not parse, and refuse when any
    offset differs from what the plan was computed from.
-4. Journal the change (outside the store) before touching the store, then: copy the current
-   file to ``.bak`` (temp + fsync + rename), write the new text to a temp file in the same
-   directory, fsync, rename it over the file, fsync the directory.
+4. ``StoreWrite`` does 1-3 on entering (phase one: ``changes`` are known, nothing written);
+   the caller journals the change (outside the store, ``mqctl.ops.journal``), then ``commit``
+   re-checks that the broker is still stopped and, per broker: copies the current file to
+   ``.bak`` (temp + fsync + rename), writes the new text to a temp file in the same directory,
+   fsyncs, renames it over the file, fsyncs the directory. A failure rolls back the brokers
+   already written; what cannot be rolled back is named (``PartialWriteError``).
 
 Whatever step fails or is killed, the broker's load rule (the file, else ``.bak``) finds the
 complete old table or the complete new one. ``_crash_point`` is called between steps so tests
@@ -25,37 +28,28 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from mqctl.errors import (
+    ExitStatus,
     NotFoundError,
+    PartialWriteError,
     RefusedError,
     StoreCorruptError,
     StoreError,
     StoreUnsupportedError,
     UsageError,
 )
+from mqctl.model import MessageQueue, OffsetChange
 
-__all__ = [
-    "CRASH_POINTS",
-    "JOURNAL_ENV",
-    "apply_offsets_to_stores",
-    "broker_lock_held",
-    "journal_dir",
-    "list_journal",
-    "read_journal",
-]
+__all__ = ["CRASH_POINTS", "StoreWrite", "broker_lock_held"]
 
 OFFSET_FILE = "consumerOffset.json"
 TMP_SUFFIX = ".mqctl-tmp"
-JOURNAL_ENV = "MQCTL_JOURNAL_DIR"
-JOURNAL_SCHEMA = "mqctl/resetJournal/v1"
 
 # Every point between two steps of one broker's write, in order (journal points come first).
 CRASH_POINTS = (
@@ -273,152 +267,80 @@ def _remove_stale_temps(config_dir: Path) -> None:
             p.unlink()
 
 
-# --------------------------------------------------------------------------------- journal
-
-
-def journal_dir() -> Path:
-    """$MQCTL_JOURNAL_DIR, else $XDG_STATE_HOME/mqctl/journal, else ~/.local/state/mqctl/journal."""
-    explicit = os.environ.get(JOURNAL_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state).expanduser() / "mqctl" / "journal"
-
-
-def _journal_id(group: str, now_ms: int) -> str:
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now_ms / 1000)) + f"{now_ms % 1000:03d}Z"
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in group)[:60]
-    return f"{stamp}-{safe}-{secrets.token_hex(3)}"
-
-
-def _write_journal(record: dict, directory: Path) -> Path:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{record['id']}.json"
-        tmp = path.with_name(path.name + TMP_SUFFIX)
-        data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            _write_all(fd, memoryview(data))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        _fsync_dir(directory)
-    except OSError as exc:
-        raise StoreError(
-            f"cannot write the undo journal in {directory}: {exc.strerror or exc}; nothing written "
-            f"(set {JOURNAL_ENV} to a writable directory)"
-        ) from None
-    return path
-
-
-def list_journal(directory: Path | None = None) -> list[Path]:
-    """Journal files, oldest first (ids start with a UTC timestamp, so names sort by time)."""
-    d = journal_dir() if directory is None else directory
-    if not d.is_dir():
-        return []
-    return sorted(p for p in d.glob("*.json") if not p.name.endswith(TMP_SUFFIX))
-
-
-def read_journal(ref: str, directory: Path | None = None) -> dict:
-    """A journal record by id (or file path), or ``latest``."""
-    d = journal_dir() if directory is None else directory
-    if ref == "latest":
-        files = list_journal(d)
-        if not files:
-            raise NotFoundError(f"no reset journal in {d}")
-        path = files[-1]
-    else:
-        candidate = Path(ref)
-        path = candidate if candidate.suffix == ".json" and candidate.exists() else d / f"{ref}.json"
-        if not path.is_file():
-            raise NotFoundError(f"no reset journal {ref!r} in {d}")
-    try:
-        record = json.loads(path.read_text("utf-8"))
-        if record.get("schema") != JOURNAL_SCHEMA or not isinstance(record.get("changes"), list):
-            raise ValueError("not an mqctl reset journal")
-        for c in record["changes"]:
-            for k, t in (
-                ("topic", str),
-                ("brokerName", str),
-                ("queueId", int),
-                ("before", int),
-                ("after", int),
-            ):
-                if not isinstance(c.get(k), t):
-                    raise ValueError(f"change without {k}")
-    except (OSError, ValueError, AttributeError, TypeError) as exc:
-        raise UsageError(f"journal {path} is unreadable: {exc}") from None
-    return record
-
-
 # --------------------------------------------------------------------------------- entry point
 
 
-def apply_offsets_to_stores(
-    layouts: Mapping[str, Any],
-    group: str,
-    offsets: Mapping[Key, int],
-    expected: Mapping[Key, int] | None = None,
-    *,
-    force_abort_file: bool = False,
-    journal: Path | None = None,
-    now_ms: int | None = None,
-    note: str | None = None,
-) -> dict:
-    """Write ``{(topic, broker, queueId): offset}`` for ``group`` into the brokers' stores.
+class StoreWrite:
+    """Phase one on entering (checks, locks, re-read, refusal when offsets moved), ``commit`` for
+    phase two; leaving the ``with`` block releases the locks whether or not it committed.
 
-    ``layouts`` maps broker name to a StoreLayout (or a store root path). ``expected`` holds
-    the offsets the plan was computed from (-1 = no committed offset); any difference refuses
-    the whole write. A negative offset removes the queue's entry (undo of a first commit).
-    Returns the journal record (``id``, ``path``, ``changes`` with before/after).
+    ``layouts`` maps broker name to a StoreLayout (or a store root path); ``offsets`` are
+    ``{(topic, broker, queueId): offset}``, a negative one removing the queue's entry (undo of a
+    first commit); ``expected`` the offsets the plan was computed from (-1 = none).
     """
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    by_broker: dict[str, dict[tuple[str, int], int]] = {}
-    for (topic, broker, qid), off in offsets.items():
-        by_broker.setdefault(broker, {})[(topic, qid)] = off
-    if not by_broker:
-        raise UsageError("nothing to write: the plan has no queues")
-    for broker in by_broker:
-        if broker not in layouts:
-            raise NotFoundError(f"unknown broker {broker!r} (known: {', '.join(layouts) or 'none'})")
-    names = sorted(by_broker)
-    roots = {b: _root_of(layouts[b]) for b in names}
-    configs = {b: _config_dir(layouts[b]) for b in names}
-    for b in names:
-        if not configs[b].is_dir():
-            raise StoreError(f"{b}: {roots[b]} is not a broker store (no config/ directory)")
-        _check_broker_stopped(b, roots[b], force_abort_file)
-        rocks = [d for d in ("consumerOffsets", "rdb") if (configs[b] / d).is_dir()]
-        if rocks:
-            # The broker reads offsets from RocksDB; it imports the JSON only on its own terms.
-            raise StoreUnsupportedError(
-                f"{b}: consumer offsets live in RocksDB (config/{rocks[0]}/); editing consumerOffset.json "
-                "would not reliably reach the broker; nothing written"
-            )
 
-    with contextlib.ExitStack() as stack:
-        for b in names:
-            stack.enter_context(_mqctl_lock(configs[b], b))
-        _crash_point("locked")
-        olds: dict[str, bytes | None] = {}
-        news: dict[str, bytes] = {}
-        changes: list[dict] = []
+    def __init__(
+        self,
+        layouts: Mapping[str, Any],
+        group: str,
+        offsets: Mapping[Key, int],
+        expected: Mapping[Key, int] | None = None,
+        *,
+        force_abort_file: bool = False,
+        now_ms: int | None = None,
+    ) -> None:
+        self.group = group
+        self._force = force_abort_file
+        self._now = int(time.time() * 1000) if now_ms is None else now_ms
+        self._by_broker: dict[str, dict[tuple[str, int], int]] = {}
+        for (topic, broker, qid), off in offsets.items():
+            self._by_broker.setdefault(broker, {})[(topic, qid)] = off
+        if not self._by_broker:
+            raise UsageError("nothing to write: the plan has no queues")
+        for broker in self._by_broker:
+            if broker not in layouts:
+                raise NotFoundError(f"unknown broker {broker!r} (known: {', '.join(layouts) or 'none'})")
+        self._names = sorted(self._by_broker)
+        self._roots = {b: _root_of(layouts[b]) for b in self._names}
+        self._configs = {b: _config_dir(layouts[b]) for b in self._names}
+        self._expected = expected
+        self._stack = contextlib.ExitStack()
+        self._olds: dict[str, bytes | None] = {}
+        self._news: dict[str, bytes] = {}
+        self.changes: list[OffsetChange] = []
+
+    def __enter__(self) -> StoreWrite:
+        for b in self._names:
+            if not self._configs[b].is_dir():
+                raise StoreError(f"{b}: {self._roots[b]} is not a broker store (no config/ directory)")
+            _check_broker_stopped(b, self._roots[b], self._force)
+            _refuse_rocksdb_offsets(b, self._configs[b])
+        try:
+            for b in self._names:
+                self._stack.enter_context(_mqctl_lock(self._configs[b], b))
+            _crash_point("locked")
+            self._read_all()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def _read_all(self) -> None:
         mismatches: list[str] = []
-        for b in names:
-            _remove_stale_temps(configs[b])
-            old_bytes, table = _read_current(configs[b], b)
-            for (topic, qid), target in by_broker[b].items():
-                before = _current(table, group, topic, qid)
-                want = None if expected is None else expected.get((topic, b, qid))
+        for b in self._names:
+            _remove_stale_temps(self._configs[b])
+            old_bytes, table = _read_current(self._configs[b], b)
+            for (topic, qid), target in self._by_broker[b].items():
+                before = _current(table, self.group, topic, qid)
+                want = None if self._expected is None else self._expected.get((topic, b, qid))
                 if want is not None and want != before:
                     mismatches.append(f"{b} {topic} queue {qid} is {before}, plan expected {want}")
-                changes.append(
-                    {"topic": topic, "brokerName": b, "queueId": qid, "before": before, "after": target}
-                )
-            olds[b] = old_bytes
-            news[b] = _encode_checked(table, group, by_broker[b], now, b)
+                self.changes.append(OffsetChange(MessageQueue(topic, b, qid), before, target))
+            self._olds[b] = old_bytes
+            self._news[b] = _encode_checked(table, self.group, self._by_broker[b], self._now, b)
         if mismatches:
             more = f" (and {len(mismatches) - 3} more)" if len(mismatches) > 3 else ""
             raise RefusedError(
@@ -428,50 +350,42 @@ def apply_offsets_to_stores(
                 + "; nothing written"
             )
 
-        record = {
-            "schema": JOURNAL_SCHEMA,
-            "id": _journal_id(group, now),
-            "createdMs": now,
-            # Pending until every broker's rename landed: a reset killed in between must not
-            # look applied (undo checks what the store holds for a pending record).
-            "state": "pending",
-            "group": group,
-            "note": note,
-            "stores": {b: str(roots[b].resolve()) for b in names},
-            "changes": changes,
-        }
-        jdir = journal_dir() if journal is None else journal
-        jpath = _write_journal(record, jdir)
+    def commit(self) -> list[str]:
+        """Write every broker's file; returns the brokers written, in order."""
+        # The caller journals between entering and committing (the change is on record first).
         _crash_point("journal-written")
         # Re-check right before the commit point: a broker started since the first check wins.
-        for b in names:
-            _check_broker_stopped(b, roots[b], force_abort_file)
-
+        for b in self._names:
+            _check_broker_stopped(b, self._roots[b], self._force)
         done: list[str] = []
         try:
-            for b in names:
-                _commit_file(configs[b], olds[b], news[b])
+            for b in self._names:
+                _commit_file(self._configs[b], self._olds[b], self._news[b])
                 done.append(b)
                 _crash_point("renamed")
-                _fsync_dir(configs[b])
+                _fsync_dir(self._configs[b])
                 _crash_point("dir-fsynced")
         except Exception as exc:
-            still_new = _after_failure(done, olds, configs, jpath)
+            still_new = _after_failure(done, self._olds, self._configs)
             if still_new:
-                raise StoreError(
+                raise PartialWriteError(
                     f"write failed ({exc}) and could not be rolled back on {', '.join(still_new)}: those "
-                    f"brokers hold the new offsets (journal {jpath.name}); the others are unchanged"
+                    "brokers hold the new offsets (kept in the journal); the others are unchanged",
+                    still_new,
+                    ExitStatus.STORE_DATA,
                 ) from exc
             raise
-    record["state"] = "applied"
-    try:
-        _write_journal(record, jdir)
-    except StoreError:
-        # The offsets are written; a record left "pending" is resolved by undo, which looks at
-        # what the store holds. Failing the command now would report a landed write as failed.
-        record["state"] = "pending"
-    record["path"] = str(jpath)
-    return record
+        return done
+
+
+def _refuse_rocksdb_offsets(broker: str, config: Path) -> None:
+    rocks = [d for d in ("consumerOffsets", "rdb") if (config / d).is_dir()]
+    if rocks:
+        # The broker reads offsets from RocksDB; it imports the JSON only on its own terms.
+        raise StoreUnsupportedError(
+            f"{broker}: consumer offsets live in RocksDB (config/{rocks[0]}/); editing consumerOffset.json "
+            "would not reliably reach the broker; nothing written"
+        )
 
 
 def _encode_checked(
@@ -490,7 +404,7 @@ def _encode_checked(
 
 
 def _after_failure(
-    done: list[str], olds: Mapping[str, bytes | None], configs: Mapping[str, Path], jpath: Path
+    done: list[str], olds: Mapping[str, bytes | None], configs: Mapping[str, Path]
 ) -> list[str]:
     """Several brokers are not one atomic file: put back the ones already written.
 
@@ -506,7 +420,4 @@ def _after_failure(
             _fsync_dir(configs[b])
         except Exception:  # noqa: BLE001 - reported below, the original error is re-raised
             failed.append(b)
-    if not failed:
-        with contextlib.suppress(OSError):
-            jpath.unlink()  # nothing stayed applied: an undo record would only mislead
     return failed

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
-from mqctl.store.fastjson import dumps_pretty
-from mqctl.store.javahash import java_string_hash
+from mqctl.fastjson import dumps_pretty
+from mqctl.model import java_string_hash
 from mqctl.store.offsets import OffsetTable, encode_consumer_offsets
 
 __all__ = [

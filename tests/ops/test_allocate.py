@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -26,22 +28,16 @@ from mqctl.ops.allocate import (
     split_ip_list,
 )
 
+sys.path.insert(0, str(Path(__file__).parent))
+from memory_backend import MemoryBackend  # noqa: E402
+
 
 def qs(broker: str, n: int, topic: str = "T") -> list[MessageQueue]:
     return [MessageQueue(topic, broker, i) for i in range(n)]
 
 
-class FakeBackend:
-    name = "fake"
-
-    def __init__(self, topics: Mapping[str, Mapping[str, TopicConfig]]) -> None:
-        self._topics = topics  # broker -> topic -> config, route order = dict order
-
-    def broker_names(self) -> Sequence[str]:
-        return list(self._topics)
-
-    def topic_configs(self, broker: str) -> Mapping[str, TopicConfig]:
-        return self._topics[broker]
+# The in-memory backend of the whole Protocol: broker -> topic -> config, route order = dict order.
+FakeBackend = MemoryBackend
 
 
 def two_brokers(topic: str = "TopicTest", n: int = 4) -> FakeBackend:

@@ -7,7 +7,7 @@ paper: below 65536, spread(h) == h, so bucket = h & (capacity - 1).
 from __future__ import annotations
 
 from mqctl.model import MessageQueue
-from mqctl.ops.javaorder import (
+from mqctl.model.javaorder import (
     bucket,
     concurrent_hashmap_order,
     hashmap_order,

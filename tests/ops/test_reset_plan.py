@@ -164,13 +164,16 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 
 def committed(stores, group="G") -> dict:  # type: ignore[no-untyped-def]
-    with StoreBackend(stores) as b:
-        return {
-            (br, t, q): o
-            for br in b.broker_names()
-            for t, qs in b.committed_offsets(br, group).items()
-            for q, o in qs.items()
-        }
+    # Read straight from each store's file (not through the backend under test).
+    from mqctl.store.offsets import load_consumer_offsets
+
+    out = {}
+    for br, root in stores.items():
+        for key, qs in load_consumer_offsets(root / "config", retries=0).table.offsets.items():
+            t, _, g = key.partition("@")
+            if g == group:
+                out.update({(br, t, q): o for q, o in qs.items()})
+    return out
 
 
 def test_apply_then_undo_restores_exactly(fresh) -> None:  # type: ignore[no-untyped-def]
@@ -182,24 +185,24 @@ def test_apply_then_undo_restores_exactly(fresh) -> None:  # type: ignore[no-unt
     after = committed(fresh)
     assert after[("broker-a", "T", 0)] == 3 and after[("broker-a", "T", 1)] == 0
     assert committed(fresh, "Other") == other
-    from mqctl.store.safewrite import read_journal
+    from mqctl.ops.journal import read_journal
 
     with StoreBackend(fresh) as b:
-        u = ops.plan_undo(b, read_journal(rec["id"]))
-        assert u.undo_of == rec["id"]
+        u = ops.plan_undo(b, read_journal(rec.id))
+        assert u.undo_of == rec.id
         ops.apply_plan(b, u)
     assert committed(fresh) == before  # including queues that had no offset before
 
 
 def test_undo_refuses_when_offsets_moved(fresh) -> None:  # type: ignore[no-untyped-def]
-    from mqctl.store.safewrite import read_journal
+    from mqctl.ops.journal import read_journal
 
     with StoreBackend(fresh) as b:
         rec = ops.apply_plan(b, ops.plan_reset(b, "G", "T", Target("latest")))
     with StoreBackend(fresh) as b:
         ops.apply_plan(b, ops.plan_reset(b, "G", "T", Target("earliest"), broker="broker-b"))
     with StoreBackend(fresh) as b, pytest.raises(RefusedError, match="moved since it was applied"):
-        ops.plan_undo(b, read_journal(rec["id"]))
+        ops.plan_undo(b, read_journal(rec.id))
 
 
 def test_stale_plan_is_refused_at_apply(fresh) -> None:  # type: ignore[no-untyped-def]

@@ -37,6 +37,7 @@ from test_bodies_client import CONNECTION, CONNECTION_TAGS, RUNNING_CPP, RUNNING
 from test_bodies_queue import CQ_PLAIN, CQ_WITH_GROUP, RECORD_V4, RECORD_V6
 
 from mqctl.errors import ProtocolError
+from mqctl.fastjson import FrozenKey, dumps_compact, loads
 from mqctl.remoting.bodies import (
     decode_cluster_info,
     decode_consume_stats,
@@ -52,7 +53,6 @@ from mqctl.remoting.bodies import (
     decode_topic_route,
     decode_topic_stats,
 )
-from mqctl.store.fastjson import FrozenKey, dumps_compact, loads
 
 DECODERS: dict[str, Callable[[bytes], object]] = {
     "route": lambda b: decode_topic_route(b, "TopicTest"),

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mqctl.errors import StoreCorruptError
-from mqctl.store.fastjson import FrozenKey, dumps_compact, dumps_pretty, loads
+from mqctl.fastjson import FrozenKey, dumps_compact, dumps_pretty, loads
 
 # Spec 2.2, byte for byte: TABs, no trailing newline, int-keyed maps on the opening line.
 CONSUMER_OFFSET_TEXT = (

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mqctl.store.javahash import java_string_hash
+from mqctl.model import java_string_hash
 
 # (tag, String.hashCode, CQ tagsCode bytes as hex) — spec 7, computed with a JVM.
 VECTORS = [

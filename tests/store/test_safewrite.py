@@ -18,8 +18,22 @@ from pathlib import Path
 import pytest
 
 from mqctl.errors import NotFoundError, RefusedError, StoreCorruptError, StoreError
+from mqctl.model import BackendTarget
+from mqctl.ops import journal
 from mqctl.store import safewrite
 from mqctl.store.offsets import decode_consumer_offsets, load_consumer_offsets
+
+
+def apply_offsets_to_stores(layouts, group, offsets, expected=None, *, force_abort_file=False, now_ms=None):  # type: ignore[no-untyped-def]
+    """The two phases as every reset runs them: the store's write entered (checks, locks, re-read),
+    the journal record, then commit (ops.journal.apply_journalled). Returns the record as JSON."""
+    write = safewrite.StoreWrite(
+        layouts, group, offsets, expected, force_abort_file=force_abort_file, now_ms=now_ms
+    )
+    target = BackendTarget("store", tuple((b, str(Path(p).resolve())) for b, p in layouts.items()))
+    rec = journal.apply_journalled(write, target, group, now_ms=now_ms)
+    return {**rec.to_json(), "path": str(rec.path)}
+
 
 # A 5.x broker's file for two groups (spec 2.2 layout, written by hand, not by our encoder).
 OLD_TEXT = (
@@ -53,7 +67,7 @@ def make_store(root: Path, text: str | None = OLD_TEXT, bak: str | None = None) 
 @pytest.fixture(autouse=True)
 def _journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "journal"
-    monkeypatch.setenv(safewrite.JOURNAL_ENV, str(d))
+    monkeypatch.setenv(journal.JOURNAL_ENV, str(d))
     monkeypatch.setattr(safewrite, "_crash_point", safewrite._no_crash)
     return d
 
@@ -71,9 +85,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def test_apply_writes_new_table_keeps_others_and_bak(tmp_path: Path, _journal: Path) -> None:
     root = make_store(tmp_path / "s")
-    rec = safewrite.apply_offsets_to_stores(
-        {"broker-a": root}, "G", CHANGES, EXPECTED, now_ms=1_800_000_000_000
-    )
+    rec = apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED, now_ms=1_800_000_000_000)
     cfg = root / "config"
     assert (cfg / "consumerOffset.json.bak").read_text() == OLD_TEXT
     new = decode_consumer_offsets((cfg / "consumerOffset.json").read_bytes())
@@ -92,12 +104,12 @@ def test_apply_writes_new_table_keeps_others_and_bak(tmp_path: Path, _journal: P
         (1, 20, 20),
         (2, -1, 0),
     }
-    assert safewrite.read_journal("latest")["id"] == rec["id"]
+    assert journal.read_journal("latest").id == rec["id"]
 
 
 def test_negative_target_removes_entry_for_undo(tmp_path: Path) -> None:
     root = make_store(tmp_path / "s")
-    safewrite.apply_offsets_to_stores(
+    apply_offsets_to_stores(
         {"broker-a": root}, "G", {("T", "broker-a", 0): -1, ("T", "broker-a", 1): -1}, None
     )
     assert loaded(root) == {"T@Other": {0: 5, 1: 6}, "U@Other": {0: 99}}
@@ -105,9 +117,7 @@ def test_negative_target_removes_entry_for_undo(tmp_path: Path) -> None:
 
 def test_file_missing_everywhere_creates_it(tmp_path: Path) -> None:
     root = make_store(tmp_path / "s", text=None)
-    safewrite.apply_offsets_to_stores(
-        {"broker-a": root}, "G", {("T", "broker-a", 0): 4}, {("T", "broker-a", 0): -1}
-    )
+    apply_offsets_to_stores({"broker-a": root}, "G", {("T", "broker-a", 0): 4}, {("T", "broker-a", 0): -1})
     assert loaded(root) == {"T@G": {0: 4}}
     assert not (root / "config" / "consumerOffset.json.bak").exists()
 
@@ -139,9 +149,7 @@ def test_refuses_while_broker_holds_lock_even_with_abort_override(tmp_path: Path
     try:
         assert safewrite.broker_lock_held(root)
         with pytest.raises(RefusedError, match="store lock"):
-            safewrite.apply_offsets_to_stores(
-                {"broker-a": root}, "G", CHANGES, EXPECTED, force_abort_file=True
-            )
+            apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED, force_abort_file=True)
     finally:
         proc.kill()
         proc.wait()
@@ -152,7 +160,7 @@ def test_refuses_while_broker_holds_lock_even_with_abort_override(tmp_path: Path
 def test_lock_file_without_holder_is_free(tmp_path: Path) -> None:
     root = make_store(tmp_path / "s")
     (root / "lock").write_bytes(b"lock")
-    safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
+    apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
     assert loaded(root) == NEW
 
 
@@ -161,9 +169,9 @@ def test_abort_file_refuses_unless_overridden(tmp_path: Path) -> None:
     (root / "abort").write_text("4242")
     before = snapshot(root)
     with pytest.raises(RefusedError, match="unsafe-ignore-abort-file"):
-        safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
+        apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
     assert snapshot(root) == before
-    safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED, force_abort_file=True)
+    apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED, force_abort_file=True)
     assert loaded(root) == NEW
 
 
@@ -172,7 +180,7 @@ def test_own_lock_prevents_interleaving(tmp_path: Path) -> None:
     before = snapshot(root)
     with safewrite._mqctl_lock(root / "config", "broker-a"):
         with pytest.raises(RefusedError, match="another mqctl reset"):
-            safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
+            apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
     assert snapshot(root) == before
 
 
@@ -182,7 +190,7 @@ def test_reread_under_lock_refuses_when_offsets_moved(tmp_path: Path, _journal: 
     moved = dict(EXPECTED)
     moved[("T", "broker-a", 0)] = 11
     with pytest.raises(RefusedError, match="queue 0 is 10, plan expected 11"):
-        safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, moved)
+        apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, moved)
     assert snapshot(root) == before
     assert not list(_journal.glob("*.json"))
 
@@ -200,47 +208,47 @@ def test_refuses_to_write_what_it_cannot_read(tmp_path: Path, text, bak, error) 
     root = make_store(tmp_path / "s", text=text, bak=bak)
     before = snapshot(root)
     with pytest.raises(error):
-        safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, None)
+        apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, None)
     assert snapshot(root) == before
 
 
 def test_not_a_store_and_unknown_broker(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     with pytest.raises(StoreError, match="not a broker store"):
-        safewrite.apply_offsets_to_stores({"broker-a": tmp_path / "plain"}, "G", CHANGES, None)
+        apply_offsets_to_stores({"broker-a": tmp_path / "plain"}, "G", CHANGES, None)
     with pytest.raises(NotFoundError):
-        safewrite.apply_offsets_to_stores({"broker-b": tmp_path / "plain"}, "G", CHANGES, None)
+        apply_offsets_to_stores({"broker-b": tmp_path / "plain"}, "G", CHANGES, None)
 
 
 def test_unwritable_journal_refuses_before_touching_store(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     root = make_store(tmp_path / "s")
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    monkeypatch.setenv(safewrite.JOURNAL_ENV, str(blocker / "journal"))
+    monkeypatch.setenv(journal.JOURNAL_ENV, str(blocker / "journal"))
     before = snapshot(root)
     with pytest.raises(StoreError, match="journal"):
-        safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
+        apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
     assert snapshot(root) == before
 
 
 def test_journal_dir_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(safewrite.JOURNAL_ENV, raising=False)
+    monkeypatch.delenv(journal.JOURNAL_ENV, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    assert safewrite.journal_dir() == tmp_path / "state" / "mqctl" / "journal"
+    assert journal.journal_dir() == tmp_path / "state" / "mqctl" / "journal"
     monkeypatch.delenv("XDG_STATE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert safewrite.journal_dir() == tmp_path / "home" / ".local" / "state" / "mqctl" / "journal"
+    assert journal.journal_dir() == tmp_path / "home" / ".local" / "state" / "mqctl" / "journal"
 
 
 def test_read_journal_errors(tmp_path: Path, _journal: Path) -> None:
     with pytest.raises(NotFoundError):
-        safewrite.read_journal("latest")
+        journal.read_journal("latest")
     with pytest.raises(NotFoundError):
-        safewrite.read_journal("nope")
+        journal.read_journal("nope")
     _journal.mkdir()
     (_journal / "bad.json").write_text("{")
     with pytest.raises(Exception, match="unreadable"):
-        safewrite.read_journal("bad")
+        journal.read_journal("bad")
 
 
 # ------------------------------------------------------------------------------- fault injection
@@ -278,7 +286,7 @@ def test_failure_at_every_step_leaves_old_or_new(tmp_path: Path, monkeypatch, po
     hook, fired = _raise_at(point, exc)
     monkeypatch.setattr(safewrite, "_crash_point", hook)
     try:
-        safewrite.apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
+        apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
         raised = False
     except (Boom, OSError):
         raised = True
@@ -305,7 +313,7 @@ def test_failure_on_second_broker_rolls_back_first(tmp_path: Path, monkeypatch, 
     monkeypatch.setattr(safewrite, "_crash_point", hook)
     changes = {("T", "broker-a", 0): 1, ("T", "broker-b", 0): 2}
     with pytest.raises(Boom):
-        safewrite.apply_offsets_to_stores({"broker-a": a, "broker-b": b}, "G", changes, None)
+        apply_offsets_to_stores({"broker-a": a, "broker-b": b}, "G", changes, None)
     assert loaded(a) == OLD and loaded(b) == OLD
     assert not list(_journal.glob("*.json"))
 
@@ -319,11 +327,15 @@ def hook(name):
     if name == point:
         os.kill(os.getpid(), signal.SIGKILL)
 safewrite._crash_point = hook
-safewrite.apply_offsets_to_stores(
-    {"broker-a": Path(sys.argv[1])}, "G",
+from mqctl.model import BackendTarget
+from mqctl.ops.journal import apply_journalled
+root = Path(sys.argv[1])
+write = safewrite.StoreWrite(
+    {"broker-a": root}, "G",
     {("T", "broker-a", 0): 3, ("T", "broker-a", 1): 20, ("T", "broker-a", 2): 0},
     {("T", "broker-a", 0): 10, ("T", "broker-a", 1): 20, ("T", "broker-a", 2): -1},
 )
+apply_journalled(write, BackendTarget("store", (("broker-a", str(root)),)), "G")
 print("finished")
 """
 
@@ -345,7 +357,7 @@ def test_sigkill_at_every_step_leaves_old_or_new(tmp_path: Path, point: str, _jo
         assert list(_journal.glob("*.json"))
     # The next run cleans the killed run's temp files and applies normally.
     changes = {("T", "broker-a", 0): 7}
-    safewrite.apply_offsets_to_stores({"broker-a": root}, "G", changes, None)
+    apply_offsets_to_stores({"broker-a": root}, "G", changes, None)
     assert loaded(root)["T@G"][0] == 7
     assert not [p for p in (root / "config").iterdir() if p.name.endswith(safewrite.TMP_SUFFIX)]
 

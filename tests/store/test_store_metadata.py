@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mqctl.errors import StoreCorruptError
+from mqctl.fastjson import dumps_compact, loads
 from mqctl.model import TopicConfig
-from mqctl.store.fastjson import dumps_compact, loads
 from mqctl.store.metadata import (
     decode_subscription_groups,
     decode_topics,

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mqctl.errors import UsageError
-from mqctl.store.subexpr import SubExpr, parse_subexpr
+from mqctl.model import SubExpr, parse_subexpr
 
 
 @pytest.mark.parametrize("expr", ["*", "", "   ", "\t"])

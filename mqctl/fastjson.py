@@ -147,7 +147,7 @@ class _Parser:
         try:
             # The C scanner of the stdlib; strict=False accepts raw control characters, which
             # a lenient reader of a hand-edited file should.
-            s, self.pos = json.decoder.scanstring(self.text, self.pos + 1, False)
+            s, self.pos = json.decoder.scanstring(self.text, self.pos + 1, False)  # type: ignore[attr-defined]
         except json.JSONDecodeError as exc:
             raise self.fail(f"bad string: {exc.msg}", exc.pos) from None
         except (ValueError, IndexError):
