@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import debug_enabled, handle_errors, warn
 from mqctl.cli.options import OutputFormat, OutputOpt, StoreOpt, parse_store_specs, resolve_format
-from mqctl.errors import NotAvailableError, UsageError
+from mqctl.errors import MqctlError, NotAvailableError, UsageError
+
+if TYPE_CHECKING:
+    from mqctl.pipeline.inputs import BrokerInput, ConsumerQueue
 
 HELP = """Fleet-wide lag as a dataset, computed by Apache Spark: one row per (group, topic, broker,
 queue) with minOffset, brokerOffset, consumerOffset, diff, matchedDiff, lastTimestamp,
@@ -21,6 +26,11 @@ numbers consumerProgress prints, for every group in the offset tables at once.
 
 --out DIR writes the dataset (parquet, json lines or csv part files); the top N groups by
 diff total are printed. Needs the optional extra: pip install 'mqctl[spark]'.
+
+When mqctl starts Spark itself, Spark's own log goes to a file (named on stderr, under
+$XDG_STATE_HOME/mqctl/spark/ or ~/.local/state/mqctl/spark/) and a terminal shows progress;
+--verbose leaves Spark's log on stderr. With a local master the Python workers run the
+interpreter mqctl runs in, unless PYSPARK_PYTHON or spark.pyspark.python names one.
 
 mqadmin equivalent: none (mqadmin consumerProgress, once per group)."""
 
@@ -47,6 +57,18 @@ class DatasetFormat(str, Enum):
     csv = "csv"
 
 
+@dataclass(frozen=True)
+class _Job:
+    brokers: Sequence[BrokerInput]
+    rows: Sequence[ConsumerQueue]
+    now: int
+    direct: bool
+    out: str | None
+    dataset_format: str
+    overwrite: bool
+    top: int
+
+
 def _spark_job() -> Any:
     """Import the Spark job, turning a missing extra into one line and exit 7 (not available)."""
     try:
@@ -62,27 +84,72 @@ def _spark_job() -> Any:
     return spark_job
 
 
-def _start_session(spark_job: Any, master: str | None, driver_memory: str) -> tuple[Any, bool]:
-    from pyspark.sql import SparkSession
-
-    owned = SparkSession.getActiveSession() is None
+def _start_session(session: Any, master: str | None, driver_memory: str, log_file: Path | None) -> Any:
     try:
-        return spark_job.build_session(master, driver_memory=driver_memory), owned
+        return session.build_session(master, driver_memory=driver_memory, log_file=log_file)
     except Exception as e:  # PySparkRuntimeError JAVA_GATEWAY_EXITED and kin: no usable JVM
+        first = str(e).strip().splitlines()[0] if str(e).strip() else "no detail"
+        why = session.startup_failure(log_file)  # the JVM's own reason, when it wrote one
         raise NotAvailableError(
-            f"cannot start Spark ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no detail'})",
-            "Spark needs Java 17+ on PATH or JAVA_HOME; check --master",
+            f"cannot start Spark: {why}" if why else f"cannot start Spark ({type(e).__name__}: {first})",
+            "Spark needs Java 17+ on PATH or JAVA_HOME; check --master"
+            + (f"; Spark's log: {log_file}" if log_file is not None else ""),
         ) from None
 
 
-def _fmt_ms(ms: int | None) -> str:
-    if not ms:
-        return "-"
-    s = ms // 1000
-    if s < 60:
-        return f"{ms / 1000:.1f}s"
-    h, rem = divmod(s, 3600)
-    return f"{h}h{rem // 60:02d}m" if h else f"{rem // 60}m{rem % 60:02d}s"
+def _run_job(
+    spark_job: Any,
+    spark: Any,
+    job: _Job,
+    progress: Any,
+) -> list[dict[str, Any]]:
+    """The Spark part: the report, the dataset under --out, the top groups (collected)."""
+    progress.phase("listing ConsumeQueue files")
+    report = spark_job.run_lag_report(spark, job.brokers, job.rows, job.now, direct=job.direct).cache()
+    if job.out is not None:
+        progress.phase(f"scanning, writing {job.out}")
+        spark_job.write_report(report, job.out, job.dataset_format, overwrite=job.overwrite)
+    top_rows: list[dict[str, Any]] = []
+    if job.top:
+        progress.phase("ranking groups" if job.out is not None else "scanning")
+        top_rows = [r.asDict() for r in spark_job.top_groups_df(report, job.top).collect()]
+    report.unpersist()
+    return top_rows
+
+
+def _run_spark(
+    spark_job: Any, job: _Job, master: str | None, driver_memory: str, *, verbose: bool
+) -> list[dict[str, Any]]:
+    """Start Spark (its log to a file unless --verbose), run the job with progress, stop Spark."""
+    from mqctl.pipeline import session
+
+    log_file = None
+    if not verbose and session.launches_jvm():
+        try:
+            log_file = session.new_log_file()
+        except OSError as e:
+            warn(f"{e}; Spark logs to stderr")
+    if log_file is not None:
+        sys.stderr.write(f"Spark log: {log_file}\n")
+        sys.stderr.flush()
+    owned = not session.has_active_session()
+    # Progress only when Spark's log is not on stderr too (--verbose, spark-submit: it is).
+    with session.Progress(sys.stderr, enabled=log_file is not None) as progress:
+        spark = _start_session(session, master, driver_memory, log_file)
+        progress.attach(spark.sparkContext)
+        try:
+            return _run_job(spark_job, spark, job, progress)
+        except MqctlError:
+            raise
+        except Exception as e:  # Spark's and the workers' failures: one line, and where the log is
+            if debug_enabled():
+                raise
+            log_hint = f"Spark's log: {log_file}" if log_file else None
+            raise session.job_error(e, log_hint, spark.sparkContext.pythonExec) from None
+        finally:
+            progress.attach(None)
+            if owned:
+                spark.stop()
 
 
 @handle_errors
@@ -135,6 +202,14 @@ def lag_report(
     ] = CqRead.spark,
     top: Annotated[int, typer.Option("--top", metavar="N", help="Groups to print, by diff total.")] = 20,
     output: OutputOpt = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Leave Spark's own log (and the JVM's start-up output) on stderr instead of "
+            "writing it to a log file; no progress line.",
+        ),
+    ] = False,
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
 ) -> None:
     from mqctl.pipeline.inputs import consumer_queues, load_broker_input, load_subscriptions
@@ -153,29 +228,28 @@ def lag_report(
             warn(w)
     rows = consumer_queues(brokers, subs)
     now = int(time.time() * 1000) if now_ms is None else now_ms
+    job = _Job(brokers, rows, now, cq_read is CqRead.direct, out, dataset_format.value, overwrite, top)
 
-    spark, owned = _start_session(spark_job, master, driver_memory)
-    try:
-        report = spark_job.run_lag_report(spark, brokers, rows, now, direct=cq_read is CqRead.direct).cache()
-        if out is not None:
-            spark_job.write_report(report, out, dataset_format.value, overwrite=overwrite)
-        top_rows = [r.asDict() for r in spark_job.top_groups_df(report, top).collect()] if top else []
-        report.unpersist()
-    finally:
-        if owned:
-            spark.stop()
+    top_rows = _run_spark(spark_job, job, master, driver_memory, verbose=verbose)
+    _render(fmt, top_rows, job, sys.stdout)
 
-    stdout = sys.stdout
+
+def _render(fmt: OutputFormat, top_rows: list[dict[str, Any]], job: _Job, stdout: TextIO) -> None:
+    from mqctl.render.plain import format_duration_ms
+
+    out = job.out
     if fmt is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
         doc = {
             "schema": SCHEMA,
             "out": out,
-            "format": dataset_format.value if out else None,
-            "rows": len(rows),
+            "format": job.dataset_format if out else None,
+            "rows": len(job.rows),
         }
-        write_json({**doc, "nowMs": now, "top": [{k: r[k] for k in _TOP_COLUMNS} for r in top_rows]}, stdout)
+        write_json(
+            {**doc, "nowMs": job.now, "top": [{k: r[k] for k in _TOP_COLUMNS} for r in top_rows]}, stdout
+        )
     elif fmt is OutputFormat.csv:
         from mqctl.render.csvout import write_csv
 
@@ -198,7 +272,7 @@ def lag_report(
                     r["group"],
                     r["diffTotal"],
                     "-" if r["matchedDiffTotal"] is None else r["matchedDiffTotal"],
-                    _fmt_ms(r["maxLagMs"]),
+                    format_duration_ms(r["maxLagMs"]) if r["maxLagMs"] else "-",
                     r["queues"],
                     r["queuesBelowMin"],
                     r["queuesAboveMax"],
@@ -206,7 +280,7 @@ def lag_report(
                 for r in top_rows
             ],
             footer_lines=[
-                f"{len(rows)} queue rows" + (f" written to {out} ({dataset_format.value})" if out else "")
+                f"{len(job.rows)} queue rows" + (f" written to {out} ({job.dataset_format})" if out else "")
             ],
         )
         write_table(spec, stdout)

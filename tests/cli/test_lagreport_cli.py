@@ -13,7 +13,7 @@ HEAVY = ("pyspark", "pandas", "pyarrow", "py4j")
 
 def test_cli_imports_never_load_spark() -> None:
     code = (
-        "import sys, mqctl.cli.app, mqctl.cli.lagreport, mqctl.pipeline.inputs, mqctl.pipeline.kernel\n"
+        "import sys, mqctl.cli.app, mqctl.cli.lagreport, mqctl.pipeline.inputs, mqctl.store.scan\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -79,3 +79,23 @@ def test_subscriptions_file_errors(tmp_path: Path) -> None:
             load_subscriptions(p)
     with pytest.raises(UsageError):
         load_subscriptions(tmp_path / "missing.json")
+
+
+def test_table_durations_are_consumer_progress_s() -> None:
+    """#Max Lag uses the shared format_duration_ms (consumerProgress's Max Lag Time); 0 is '-'."""
+    import io
+
+    from mqctl.cli.lagreport import _Job, _render
+    from mqctl.cli.options import OutputFormat
+
+    def top(group: str, lag: int | None) -> dict[str, object]:
+        return {"group": group, "diffTotal": 5, "matchedDiffTotal": None, "maxLagMs": lag,
+                "queues": 1, "queuesBelowMin": 0, "queuesAboveMax": 0}  # fmt: skip
+
+    lags = {"none": 0, "ms": 850, "s": 12_345, "m": 307_000, "h": 11_040_000, "d": 93_600_000}
+    buf = io.StringIO()
+    job = _Job([], [object()] * 7, 0, False, None, "parquet", False, 20)  # type: ignore[list-item]
+    _render(OutputFormat.table, [top(g, ms) for g, ms in lags.items()], job, buf)
+    cells = {ln.split()[0]: ln.split()[3] for ln in buf.getvalue().splitlines()[1:] if ln.split()[0] in lags}
+    assert cells == {"none": "-", "ms": "850ms", "s": "12.3s", "m": "5m07s", "h": "3h04m", "d": "1d2h"}
+    assert buf.getvalue().rstrip().endswith("7 queue rows")

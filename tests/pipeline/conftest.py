@@ -1,7 +1,7 @@
 """The one SparkSession of the test run, used only by the pipeline tests.
 
 Session-scoped and local[1], so the JVM starts once, and only when a test in this folder asks
-for it: the rest of the suite never imports pyspark.
+for it: the rest of the suite never imports pyspark. Built by lagReport's own ``build_session``.
 """
 
 from __future__ import annotations
@@ -26,18 +26,19 @@ def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark")
     pytest.importorskip("pyarrow")
     pytest.importorskip("pandas")
-    from pyspark.sql import SparkSession
+    from mqctl.pipeline.session import build_session
 
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("mqctl-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "512m")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "8")
-        .getOrCreate()
+    # lagReport's own builder: with a local master its Python workers run this interpreter, so
+    # the tests pass under `.venv/bin/python -m pytest` without an activated venv.
+    session = build_session(
+        "local[1]",
+        driver_memory="512m",
+        app_name="mqctl-tests",
+        conf={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "1",
+            "spark.ui.enabled": "false",
+        },
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session
