@@ -28,8 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mqctl.pipeline.kernel import count_tag_matches, kernel_baseline  # noqa: E402
 from mqctl.model import java_string_hash  # noqa: E402
+from mqctl.store.scan import count_tag_matches, kernel_baseline  # noqa: E402
 from mqctl.store.writer import StoreWriter  # noqa: E402
 
 

@@ -32,11 +32,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mqctl.model import java_string_hash, parse_subexpr  # noqa: E402
 from mqctl.pipeline.inputs import consumer_queues, load_broker_input, parse_subscriptions  # noqa: E402
-from mqctl.pipeline.kernel import count_tag_matches  # noqa: E402
 from mqctl.store.consumequeue import CQ_DTYPE  # noqa: E402
-from mqctl.model import java_string_hash  # noqa: E402
-from mqctl.model import parse_subexpr  # noqa: E402
+from mqctl.store.scan import count_tag_matches  # noqa: E402
 from mqctl.store.writer import StoreWriter  # noqa: E402
 
 CQ_FILE = 6_000_000  # the broker default: 300,000 entries

@@ -132,7 +132,9 @@ class PartialWriteError(MqctlError):
     """A write across several brokers stopped part-way: ``applied`` names the brokers that hold the
     new offsets (the others are unchanged). The journal keeps a record so undo can put them back."""
 
-    def __init__(self, message: str, applied: list[str], exit_status: ExitStatus, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, applied: list[str], exit_status: ExitStatus, hint: str | None = None
+    ) -> None:
         super().__init__(message, hint)
         self.applied = applied
         self.exit_status = exit_status

@@ -229,10 +229,10 @@ class StoreBackend:
         cq = b.queue(span.queue.topic, span.queue.queue_id)
         hashes = list(expr.hashes)
         if not verify:
-            from mqctl.pipeline.kernel import scan_range
+            from mqctl.store.scan import scan_range
 
             return TagCount(scan_range(cq, span.start, span.end, hashes))
-        from mqctl.pipeline.kernel import matching_positions
+        from mqctl.store.scan import matching_positions
 
         matched = real = 0
         for first, view in cq.segment_views(span.start, span.end):

@@ -1,8 +1,9 @@
 """lagReport on Apache Spark: fleet-wide consumer lag as a dataset.
 
-Shape: a session builder, pure DataFrame -> DataFrame transforms over the schemas of
-``spark_schemas``, and ``run_lag_report`` wiring them. Only ``mqctl lagReport`` imports this
-module, so pyspark is imported at the top here and nowhere else.
+Shape: pure DataFrame -> DataFrame transforms over the schemas of ``spark_schemas``, and
+``run_lag_report`` wiring them; the session (worker Python, Spark's log file, progress) is
+``session.build_session``, re-exported here. Only ``mqctl lagReport`` imports this module, so
+pyspark is imported at the top here and in ``session``, nowhere else.
 
 How the numbers match ``consumerProgress`` (ops/progress.py) while every ConsumeQueue file is
 read exactly once, by Spark:
@@ -18,7 +19,6 @@ read exactly once, by Spark:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from mqctl.pipeline import spark_schemas as S
+from mqctl.pipeline.session import build_session
+from mqctl.store.consumequeue import first_live, valid_count
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,49 +52,8 @@ __all__ = [
 QUEUE_KEY = ["brokerName", "topic", "queueId"]
 _CONSUMER_KEY = [*QUEUE_KEY, "group"]
 _CQ_NAME = r"/consumequeue/([^/]+)/([0-9]+)/([0-9]{20})$"
-_FILLER_SIZE = 0x7FFFFFFF
-# binaryFile rows are whole CQ files (6 MB by default): Arrow's default 10,000 rows per batch
-# would ask a Python worker for 60 GB at once.
-_ROWS_PER_ARROW_BATCH = 8
-_LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
-_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
-
-
-def build_session(
-    master: str | None = None, *, driver_memory: str = "1g", app_name: str = "mqctl-lagReport"
-) -> SparkSession:
-    """The session lagReport runs in.
-
-    Under spark-submit (a gateway is already up) the master and memory come from spark-submit
-    and are left alone; run directly, the default is local[*] with a modest driver.
-    """
-    builder = SparkSession.builder.appName(app_name)
-    launched_by_submit = "PYSPARK_GATEWAY_PORT" in os.environ
-    if master is not None:
-        builder = builder.master(master)
-    elif not launched_by_submit:
-        builder = builder.master("local[*]")
-    if not launched_by_submit:
-        # We start the JVM, so its options are ours to set. 6 MB CQ files are "humongous" objects
-        # for G1's default 1-4 MB regions (allocated and collected the slow way); 32 MB regions make
-        # them ordinary. On a cluster pass the same through spark.executor.extraJavaOptions.
-        builder = builder.config("spark.driver.memory", driver_memory).config(
-            "spark.driver.extraJavaOptions", "-XX:G1HeapRegionSize=32m"
-        )
-    spark = (
-        builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_ROWS_PER_ARROW_BATCH))
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    # The CQ glob expands to one root path per file; above this threshold Spark lists them with a
-    # distributed job (one task per path), which costs far more than listing on the driver.
-    if spark.conf.get(_LISTING_THRESHOLD, None) in (None, "32"):
-        spark.conf.set(_LISTING_THRESHOLD, "100000")
-    # After the scan only (queue, group) rows are left: 200 shuffle partitions (the default) cost
-    # more in task overhead than the aggregation itself, so use one per core unless set by the user.
-    if spark.conf.get(_SHUFFLE_PARTITIONS, None) in (None, "200"):
-        spark.conf.set(_SHUFFLE_PARTITIONS, str(max(2, spark.sparkContext.defaultParallelism)))
-    return spark
+# Off while lagReport resolves its CQ glob: see _load_cq_glob.
+_SINK_METADATA_IGNORED = "spark.sql.streaming.fileStreamSink.ignoreMetadata"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,13 +100,9 @@ def cq_files_df(
             continue
         # Hadoop globs take {a,b}; topic names are [%|a-zA-Z0-9_-]+ so none needs escaping.
         pattern = f"{root.rstrip('/')}/consumequeue/{{{','.join(wanted)}}}/*/[0-9]*"
-        try:
-            raw = spark.read.format("binaryFile").load(pattern)
-            raw.schema  # noqa: B018 - resolving the relation is what raises PATH_NOT_FOUND
-        except Exception as e:  # AnalysisException: no queue directory of these topics exists
-            if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
-                continue
-            raise
+        raw = _load_cq_glob(spark, pattern)
+        if raw is None:
+            continue
         frames.append(
             raw.select(
                 F.lit(broker).alias("brokerName"),
@@ -165,6 +122,32 @@ def cq_files_df(
     for f in frames[1:]:
         out = out.unionByName(f)
     return out.select(*S.CQ_FILES.names)
+
+
+def _load_cq_glob(spark: SparkSession, pattern: str) -> DataFrame | None:
+    """binaryFile over one glob, resolved now; None when it matches no file (PATH_NOT_FOUND).
+
+    A single load path makes Spark look for a streaming sink's ``_spark_metadata`` log under it
+    (FileStreamSink.hasMetadata): it stats the glob text as if it were a directory, which fails,
+    and logs a WARN with a FileNotFoundException stack trace. These are ConsumeQueue files, never
+    a sink's output, so the look-up is switched off for this one resolution (the relation keeps
+    its file listing; the setting is restored).
+    """
+    previous = spark.conf.get(_SINK_METADATA_IGNORED, None)
+    spark.conf.set(_SINK_METADATA_IGNORED, "true")
+    try:
+        raw = spark.read.format("binaryFile").load(pattern)
+        raw.schema  # noqa: B018 - resolving the relation is what raises PATH_NOT_FOUND
+    except Exception as e:  # AnalysisException: no queue directory of these topics exists
+        if "PATH_NOT_FOUND" in str(e) or "Path does not exist" in str(e):
+            return None
+        raise
+    finally:
+        if previous is None:
+            spark.conf.unset(_SINK_METADATA_IGNORED)
+        else:
+            spark.conf.set(_SINK_METADATA_IGNORED, previous)
+    return raw
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,30 +312,6 @@ def _arrow_schema(schema: object) -> pa.Schema:
     return to_arrow_schema(schema)  # type: ignore[arg-type]
 
 
-def _valid_count(phys: object, size: object) -> int:
-    """Entries before the first invalid one (phys < 0 or size <= 0), as ConsumeQueue counts them.
-
-    Only a queue's last file has a zero tail; a full file is recognised by its last slot alone.
-    """
-    import numpy as np
-
-    n = len(phys)  # type: ignore[arg-type]
-    if n == 0 or (phys[n - 1] >= 0 and size[n - 1] > 0):  # type: ignore[index]
-        return n
-    bad = (phys < 0) | (size <= 0)  # type: ignore[operator]
-    return int(np.argmax(bad))
-
-
-def _first_live(phys: object, size: object, valid: int, cl_min: int) -> int:
-    """First entry in [0, valid) that points at or above the commit-log min and is no filler."""
-    import numpy as np
-
-    i = int(np.searchsorted(phys[:valid], cl_min, side="left"))  # type: ignore[index]
-    while i < valid and int(phys[i]) == 0 and int(size[i]) == _FILLER_SIZE:  # type: ignore[index]
-        i += 1
-    return i
-
-
 def _read_local(uri: str) -> np.ndarray:
     """A CQ file Spark listed, read straight from the filesystem (direct mode)."""
     import numpy as np
@@ -383,9 +342,9 @@ def _scan_batches(
     import numpy as np
     import pyarrow as pa
 
-    from mqctl.pipeline.kernel import count_tag_matches
     from mqctl.store.commitlog import CommitLog
     from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT
+    from mqctl.store.scan import count_tag_matches
 
     schema = _arrow_schema(S.SCAN)
     logs: dict[str, CommitLog] = {}
@@ -414,8 +373,8 @@ def _scan_batches(
                 else:
                     entries = _read_local(paths[i])
                 phys, size = entries["phys"], entries["size"]
-                valid = _valid_count(phys, size)
-                live = _first_live(phys, size, valid, cl_min.get(brokers[i], 0))
+                valid = valid_count(phys, size)
+                live = first_live(phys, size, valid, cl_min.get(brokers[i], 0))
                 fs = starts[i]
                 for c in consumers[i]:
                     co = max(c["committedOffset"], 0)

@@ -55,14 +55,22 @@ body does not show.
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
 from mqctl.errors import ProtocolError, StoreError
 from mqctl.model import MessageQueue, StoredMessage
-from mqctl.remoting.bodies_json import INT32, as_list, bean, get_int, parse_object
+from mqctl.remoting.bodies_json import INT32, as_list, bean, check_depth, get_int, parse_object
 
-__all__ = ["CqAnswer", "CqEntry", "decode_query_consume_queue", "decode_stored_message"]
+__all__ = [
+    "CqAnswer",
+    "CqEntry",
+    "CqScan",
+    "decode_query_consume_queue",
+    "decode_stored_message",
+    "scan_query_consume_queue",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +99,7 @@ def decode_query_consume_queue(body: bytes, start_index: int) -> CqAnswer:
     (code 0, remark ``Index ... is not exist!``), which the caller must check first.
     """
     what = "consume queue answer"
-    doc = parse_object(body, what)
+    doc = _fast_object(body) or parse_object(body, what)
     entries = []
     for i, raw in enumerate(as_list(doc.get("queueData"), f"{what}: queueData")):
         w = f"{what}: queueData[{i}]"
@@ -108,6 +116,64 @@ def decode_query_consume_queue(body: bytes, start_index: int) -> CqAnswer:
         entries=tuple(entries),
         min_offset=get_int(doc, "minQueueIndex", what),
         max_offset=get_int(doc, "maxQueueIndex", what),
+    )
+
+
+def _fast_object(body: bytes) -> dict | None:
+    """The answer is standard JSON (no map keys that are not strings): the stdlib's C parser reads
+    a 10,000-entry page several times faster than the lenient one, which remains the fallback
+    (and keeps the depth guard for anything it accepts)."""
+    import json
+
+    try:
+        check_depth(bytes(body).decode("utf-8"), "consume queue answer")
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class CqScan:
+    """A QUERY_CONSUME_QUEUE page reduced to what tag counting needs: how many units it held,
+    how many matched, the matches' commit-log offsets (when asked) and the queue's bounds."""
+
+    entries: int
+    matched: int
+    matched_phys: tuple[int, ...]
+    min_offset: int
+    max_offset: int
+
+
+# fastjson writes ConsumeQueueData's properties sorted and compact, so each unit carries these
+# three adjacent; the count of "physicSize" keys confirms no unit was missed, else full decode.
+_UNIT = re.compile(rb'"physicOffset":(-?\d{1,19}),"physicSize":(-?\d{1,10}),"tagsCode":(-?\d{1,19})')
+_BOUND = re.compile(rb'"(max|min)QueueIndex":(-?\d{1,19})')
+
+
+def scan_query_consume_queue(body: bytes, tag_hashes: frozenset[int], want_phys: bool = False) -> CqScan:
+    """Count the units of a page whose tagsCode is one of ``tag_hashes``, without building an
+    object per unit (a live exact-filtered-lag scan reads millions of them)."""
+    units = _UNIT.findall(body)
+    bounds = dict(_BOUND.findall(body))
+    if len(units) != body.count(b'"physicSize"') or set(bounds) != {b"max", b"min"}:
+        answer = decode_query_consume_queue(body, 0)
+        hits = [e.phys_offset for e in answer.entries if e.tags_code in tag_hashes]
+        return CqScan(
+            len(answer.entries),
+            len(hits),
+            tuple(hits) if want_phys else (),
+            answer.min_offset,
+            answer.max_offset,
+        )
+    wanted = {str(h).encode() for h in tag_hashes}
+    hits = [phys for phys, _size, tags in units if tags in wanted]
+    return CqScan(
+        len(units),
+        len(hits),
+        tuple(int(p) for p in hits) if want_phys else (),
+        int(bounds[b"min"]),
+        int(bounds[b"max"]),
     )
 
 

@@ -145,6 +145,33 @@ def _map_file(seg: Segment) -> mmap.mmap:
         raise StoreCorruptError(f"cannot map segment {seg.path}: {e.strerror}") from e
 
 
+def valid_count(phys: np.ndarray, size: np.ndarray) -> int:
+    """Entries of one file before the first invalid one (phys < 0 or size <= 0): the broker's
+    rule for where a queue's written part ends. Only a last file has a zero tail, so a full file
+    is recognised by its last slot alone."""
+    n = len(phys)
+    if n == 0 or (phys[n - 1] >= 0 and size[n - 1] > 0):
+        return n
+    bad = (phys < 0) | (size <= 0)
+    return int(np.argmax(bad)) if bad.any() else n
+
+
+def is_live(phys: int, size: int, commitlog_min: int) -> bool:
+    """An entry whose message still exists: not filler, and at or above the commit-log min."""
+    if size <= 0 or (phys == 0 and size == FILLER_SIZE):
+        return False
+    return phys >= commitlog_min
+
+
+def first_live(phys: np.ndarray, size: np.ndarray, valid: int, commitlog_min: int) -> int:
+    """First entry in [0, valid) of one file that ``is_live`` (valid if none). Physical offsets
+    grow along a queue and fillers only pad its start, so a search finds it."""
+    i = int(np.searchsorted(phys[:valid], commitlog_min, side="left"))
+    while i < valid and not is_live(int(phys[i]), int(size[i]), commitlog_min):
+        i += 1
+    return i
+
+
 class ConsumeQueue:
     """Read-only view of one queue's consume-queue files.
 
@@ -218,9 +245,9 @@ class ConsumeQueue:
                 lo, step = 0, 256
                 while lo < n:
                     chunk = arr[lo : lo + step]
-                    bad = (chunk["phys"] < 0) | (chunk["size"] <= 0)
-                    if bad.any():
-                        valid = lo + int(bad.argmax())
+                    in_chunk = valid_count(chunk["phys"], chunk["size"])
+                    if in_chunk < len(chunk):
+                        valid = lo + in_chunk
                         break
                     lo += step
                     step = min(step * 4, _SCAN_CHUNK)
@@ -256,9 +283,7 @@ class ConsumeQueue:
 
     def _live(self, i: int) -> bool:
         phys, size, _ = self.raw_entry(i)
-        if size <= 0 or (phys == 0 and size == FILLER_SIZE):
-            return False
-        return phys >= self.commitlog_min
+        return is_live(phys, size, self.commitlog_min)
 
     # -- entries -----------------------------------------------------------------------------
     def _locate(self, i: int) -> tuple[int, int]:

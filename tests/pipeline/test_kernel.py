@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mqctl.errors import StoreCorruptError
-from mqctl.pipeline.kernel import (
+from mqctl.store.consumequeue import CQ_DTYPE, ConsumeQueue
+from mqctl.store.scan import (
     count_tag_matches,
     kernel_baseline,
     matching_indices,
     matching_positions,
     scan_range,
 )
-from mqctl.store.consumequeue import CQ_DTYPE, ConsumeQueue
 
 # String.hashCode values from spec section 7 (computed with a JVM), written out literally so the
 # kernel is not checked against our own hash function.
@@ -128,5 +128,5 @@ def test_kernel_baseline_sums_words() -> None:
 
 
 def test_kernel_module_does_not_import_spark() -> None:
-    code = "import sys, mqctl.pipeline.kernel; sys.exit('pyspark' in sys.modules)"
+    code = "import sys, mqctl.store.scan; sys.exit('pyspark' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -158,8 +158,8 @@ def test_without_subscriptions_matched_diff_is_null(spark: Any, brokers: list[An
 
 def test_same_numbers_as_consumer_progress(report: Any, fleet: Fleet) -> None:
     from mqctl.backends.store import StoreBackend
+    from mqctl.model import parse_subexpr
     from mqctl.ops.progress import group_progress
-    from mqctl.store.subexpr import parse_subexpr
 
     got = {(r.group, r.topic, r.brokerName, r.queueId): r for r in report.collect()}
     seen = 0
