@@ -16,7 +16,7 @@ _mqctl() {
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --cluster -c --tags --verify-tags --max-lag --max-lag-time --sort --no-headers --store -S --profile --namesrvAddr -n --output -o -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --cluster -c --tags --verify-tags --max-lag --max-lag-time --sort --no-headers --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o -h --help" -- "$cur") ) ;;
         allocateMQ)
             case "$prev" in
                 --strategy) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
@@ -30,12 +30,12 @@ _mqctl() {
                 --from-file) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --output) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--group -g --topic -t --timestamp -s --force -f --broker -b --queue -q --offset -o --cluster -c --to-earliest --to-latest --to-offset --shift-by --by-duration --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --store -S --profile --namesrvAddr -n --output -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--group -g --topic -t --timestamp -s --force -f --broker -b --queue -q --offset -o --cluster -c --to-earliest --to-latest --to-offset --shift-by --by-duration --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -h --help" -- "$cur") ) ;;
         consumerConnection)
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--consumerGroup -g --brokerAddr -b --store -S --profile --namesrvAddr -n --output -o -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--consumerGroup -g --brokerAddr -b --no-headers --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o -h --help" -- "$cur") ) ;;
         lagReport)
             case "$prev" in
                 --subscriptions) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;

@@ -5,6 +5,12 @@ default = "prod"            # optional: profile used when no --store/--profile i
 [profiles.prod.stores]      # broker name = store root
 broker-a = "/data/rocketmq/a/store"
 broker-b = "/data/rocketmq/b/store"
+
+[profiles.live]             # a running cluster instead
+namesrv = "10.0.0.1:9876;10.0.0.2:9876"
+access_key = "ops"          # ACL signing (keep the file private: chmod 600)
+secret_key = "..."
+tls = true
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ class Profile:
     name: str
     stores: dict[str, Path] = field(default_factory=dict)
     namesrv: str | None = None
+    access_key: str | None = field(default=None, repr=False)
+    secret_key: str | None = field(default=None, repr=False)
+    tls: bool = False
 
 
 def config_path() -> Path:
@@ -64,5 +73,18 @@ def load_profile(name: str) -> Profile:
     if not isinstance(stores_raw, dict):
         raise UsageError(f"profile {name!r}: 'stores' must be a table of broker name = store path")
     stores = {str(k): Path(str(v)).expanduser() for k, v in stores_raw.items()}
-    namesrv = raw.get("namesrv")
-    return Profile(name=name, stores=stores, namesrv=namesrv if isinstance(namesrv, str) else None)
+
+    def text(key: str) -> str | None:
+        value = raw.get(key)
+        if value is not None and not isinstance(value, str):
+            raise UsageError(f"profile {name!r}: {key!r} must be a string")
+        return value
+
+    return Profile(
+        name=name,
+        stores=stores,
+        namesrv=text("namesrv"),
+        access_key=text("access_key"),
+        secret_key=text("secret_key"),
+        tls=raw.get("tls") is True,
+    )

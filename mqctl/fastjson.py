@@ -217,7 +217,16 @@ class _Parser:
 
 
 def loads(text: str) -> Any:
-    """Parse fastjson output (a superset of JSON); raise ``StoreCorruptError`` with a position."""
+    """Parse fastjson output (a superset of JSON); raise ``StoreCorruptError`` with a position.
+
+    Standard JSON (every map key a string: route data, subscription-group tables, consume-queue
+    pages) goes through the stdlib's C parser, many times faster; anything it refuses (unquoted
+    integer keys, object keys, raw control characters) through the lenient one.
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
     p = _Parser(text.removeprefix("\ufeff"))
     result = p.value(0)
     p.skip_ws()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mqctl.errors import NotAvailableError
+from mqctl.errors import NotAvailableError, UsageError
 from mqctl.model import BackendTarget
 
 if TYPE_CHECKING:
@@ -18,6 +18,12 @@ class BackendOptions:
     """Options only one kind of backend understands, handed to its constructor."""
 
     ignore_abort_file: bool = False  # store: write although an abort file exists
+    timeout: float = 10.0  # live: the whole command's deadline, seconds
+    request_timeout: float = 5.0  # live: each request's
+    access_key: str | None = field(default=None, repr=False)  # live: ACL signing
+    secret_key: str | None = field(default=None, repr=False)
+    tls: bool = False
+    tls_insecure: bool = False
 
 
 def open_backend(target: BackendTarget, options: BackendOptions | None = None) -> Backend:
@@ -28,7 +34,22 @@ def open_backend(target: BackendTarget, options: BackendOptions | None = None) -
         return StoreBackend(
             {name: Path(root) for name, root in target.stores}, ignore_abort_file=opts.ignore_abort_file
         )
-    raise NotAvailableError(
-        f"the live-cluster backend ({target.describe()}) is not available in this version",
-        "point mqctl at the broker's store directory with --store NAME=PATH",
-    )
+    if target.kind == "live" and target.namesrv:
+        from mqctl.backends.live import LiveBackend
+
+        creds = None
+        if opts.access_key or opts.secret_key:
+            from mqctl.remoting.signing import Credentials
+
+            if not (opts.access_key and opts.secret_key):
+                raise UsageError("request signing needs both an access key and a secret key")
+            creds = Credentials(opts.access_key, opts.secret_key)
+        return LiveBackend(
+            target.namesrv,
+            timeout=opts.timeout,
+            request_timeout=min(opts.request_timeout, opts.timeout),
+            credentials=creds,
+            tls=opts.tls,
+            tls_insecure=opts.tls_insecure,
+        )
+    raise NotAvailableError(f"cannot open a {target.kind!r} backend ({target.describe()})")

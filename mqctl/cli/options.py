@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
@@ -15,6 +17,7 @@ from mqctl.errors import UsageError
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.backends.open import BackendOptions
+    from mqctl.config import Profile
     from mqctl.model import BackendTarget
 
 
@@ -57,9 +60,43 @@ NamesrvOpt = Annotated[
     typer.Option(
         "--namesrvAddr",
         "-n",
-        help="Name server list 'host:port;host:port' (a live cluster). Not available yet: use --store.",
+        help="A live cluster: its name servers 'host:port;host:port' (default: $NAMESRV_ADDR, as mqadmin).",
         show_default=False,
     ),
+]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Live cluster: give up after this long overall (each request also after 5 s at most).",
+    ),
+]
+AccessKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--access-key",
+        metavar="KEY",
+        envvar="MQCTL_ACCESS_KEY",
+        help="Live cluster with ACL: sign every request with this access key ($MQCTL_ACCESS_KEY, or a profile).",
+        show_default=False,
+    ),
+]
+SecretKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--secret-key",
+        metavar="SECRET",
+        envvar="MQCTL_SECRET_KEY",
+        help="The secret key for --access-key. Prefer $MQCTL_SECRET_KEY or a profile: a flag shows in ps. "
+        "Never printed.",
+        show_default=False,
+        show_envvar=False,
+    ),
+]
+TlsOpt = Annotated[bool, typer.Option("--tls", help="Live cluster: talk TLS to name servers and brokers.")]
+TlsInsecureOpt = Annotated[
+    bool, typer.Option("--tls-insecure", help="With --tls: do not verify certificates (test clusters only).")
 ]
 OutputOpt = Annotated[
     OutputFormat | None,
@@ -102,7 +139,8 @@ def parse_store_specs(specs: list[str]) -> dict[str, Path]:
 
 
 def cluster_target(store: list[str] | None, profile: str | None, namesrv: str | None) -> BackendTarget:
-    """The cluster the flags name: --store entries, else -n, else a profile (or the default one)."""
+    """The cluster the user named: --store, else -n, else --profile, else $NAMESRV_ADDR (as
+    mqadmin reads it), else the config file's default profile."""
     from mqctl.model import BackendTarget
 
     if store and namesrv:
@@ -111,20 +149,61 @@ def cluster_target(store: list[str] | None, profile: str | None, namesrv: str | 
         return BackendTarget("store", tuple((n, str(p)) for n, p in parse_store_specs(store).items()))
     if namesrv:
         return BackendTarget("live", namesrv=namesrv.strip())
-    from mqctl.config import default_profile_name, load_profile
-
-    name = profile or default_profile_name()
-    if not name:
-        raise UsageError(
-            "no cluster given", "pass --store NAME=PATH (repeatable) or --profile NAME (see `mqctl --help`)"
-        )
-    prof = load_profile(name)
+    if not profile and os.environ.get("NAMESRV_ADDR", "").strip():
+        return BackendTarget("live", namesrv=os.environ["NAMESRV_ADDR"].strip())
+    prof = _profile(profile)
     if prof.stores:
         return BackendTarget("store", tuple((n, str(p)) for n, p in prof.stores.items()))
     if prof.namesrv:
         return BackendTarget("live", namesrv=prof.namesrv)
     raise UsageError(
-        f"profile {name!r} names no cluster", 'add a [profiles.NAME.stores] table or namesrv = "host:9876"'
+        f"profile {prof.name!r} names no cluster",
+        'add a [profiles.NAME.stores] table or namesrv = "host:9876"',
+    )
+
+
+def _profile(profile: str | None) -> Profile:
+    from mqctl.config import default_profile_name, load_profile
+
+    name = profile or default_profile_name()
+    if not name:
+        raise UsageError(
+            "no cluster given",
+            "pass --store NAME=PATH (repeatable), -n HOST:9876, or --profile NAME (see `mqctl --help`)",
+        )
+    return load_profile(name)
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """The live-cluster flags every command takes (see TimeoutOpt and its neighbours)."""
+
+    timeout: float = 10.0
+    access_key: str | None = field(default=None, repr=False)
+    secret_key: str | None = field(default=None, repr=False)
+    tls: bool = False
+    tls_insecure: bool = False
+
+
+def backend_options(
+    live: LiveOptions, profile: str | None, *, ignore_abort_file: bool = False
+) -> BackendOptions:
+    """Flags first, then the profile's keys and TLS switch (a profile keeps a secret out of ps)."""
+    from mqctl.backends.open import BackendOptions
+
+    if live.timeout <= 0:
+        raise UsageError(f"--timeout {live.timeout}: expected a positive number of seconds")
+    access, secret, tls = live.access_key, live.secret_key, live.tls
+    if profile and not (access and secret):
+        prof = _profile(profile)
+        access, secret, tls = access or prof.access_key, secret or prof.secret_key, tls or prof.tls
+    return BackendOptions(
+        ignore_abort_file=ignore_abort_file,
+        timeout=live.timeout,
+        access_key=access,
+        secret_key=secret,
+        tls=tls or live.tls_insecure,
+        tls_insecure=live.tls_insecure,
     )
 
 

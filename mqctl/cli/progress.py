@@ -10,17 +10,24 @@ import typer
 
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
+    AccessKeyOpt,
     ClusterOpt,
+    LiveOptions,
     NamesrvOpt,
     OutputFormat,
     OutputOpt,
     ProfileOpt,
+    SecretKeyOpt,
     StoreOpt,
+    TimeoutOpt,
+    TlsInsecureOpt,
+    TlsOpt,
+    backend_options,
     emit,
     open_backend,
     resolve_format,
 )
-from mqctl.errors import CheckFailedError, UsageError
+from mqctl.errors import CheckFailedError, ExitStatus, MqctlError, UsageError
 from mqctl.render import progress as render
 
 HELP = """Query a consumer group's progress: per queue the broker offset (max), the committed consumer
@@ -132,15 +139,55 @@ def consumer_progress(
     store: StoreOpt = None,
     profile: ProfileOpt = None,
     namesrv: NamesrvOpt = None,
+    timeout: TimeoutOpt = 10.0,
+    access_key: AccessKeyOpt = None,
+    secret_key: SecretKeyOpt = None,
+    tls: TlsOpt = False,
+    tls_insecure: TlsInsecureOpt = False,
     output: OutputOpt = None,
     now_ms: _NowMsOpt = None,
 ) -> None:
     from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
-    from mqctl.ops.timeparse import parse_duration_ms
 
     group = group.strip() if group else None
     topic = topic.strip() if topic else None
+    gates, sub = _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort)
+    fmt = resolve_format(output)
+    ip = (show_client_ip or "").strip().lower() == "true"
+    options = backend_options(LiveOptions(timeout, access_key, secret_key, tls, tls_insecure), profile)
+    with open_backend(store, profile, namesrv, options) as backend, DelayedProgress("scanning") as bar:
+        if group is None:
+            # Lag time costs two requests per lagging queue live: only when a gate needs it.
+            lag_time = backend.kind == "store" or gates.max_lag_ms is not None
+            summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update, lag_time=lag_time)
+            for w in backend.take_warnings():
+                warn(str(w))
+            _overview(summaries, fmt, sort, not no_headers, backend.kind)
+            gates.check_groups(summaries)
+            return
+        # plain is mqadmin's columns only: live, that is one request per broker and no more.
+        detail = fmt is not OutputFormat.plain or backend.kind == "store" or gates.max_lag_ms is not None
+        result = ops.group_progress(
+            backend,
+            group,
+            topic,
+            tags=sub,
+            verify_tags=verify_tags,
+            now_ms=now_ms,
+            on_progress=bar.update,
+            show_client_ip=ip,
+            detail=detail,
+        )
+        kind = backend.kind
+    _report(result, topic, fmt, ip, not no_headers, kind)
+    gates.check_group(result)
+
+
+def _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort):  # type: ignore[no-untyped-def]
+    """Flag combinations, the gates and the parsed --tags expression."""
+    from mqctl.ops.timeparse import parse_duration_ms
+
     if topic and not group:
         raise UsageError("-t/--topicName needs -g/--groupName")
     if (tags or verify_tags) and not group:
@@ -152,50 +199,39 @@ def consumer_progress(
     if sort not in ("lag", "name", "mqadmin"):
         raise UsageError(f"--sort {sort!r}: expected lag, name or mqadmin")
     gates = Gates(max_lag, parse_duration_ms(max_lag_time) if max_lag_time else None)
-    sub = None
-    if tags is not None:
-        from mqctl.model import parse_subexpr
+    if tags is None:
+        return gates, None
+    from mqctl.model import parse_subexpr
 
-        sub = parse_subexpr(tags)
-    fmt = resolve_format(output)
-    ip = (show_client_ip or "").strip().lower() == "true"
+    return gates, parse_subexpr(tags)
 
-    with open_backend(store, profile, namesrv) as backend, DelayedProgress("scanning queues") as bar:
-        if group is None:
-            summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update)
-            for w in backend.take_warnings():
-                warn(str(w))
-            _overview(summaries, fmt, sort, not no_headers)
-            gates.check_groups(summaries)
-            return
-        result = ops.group_progress(
-            backend,
-            group,
-            topic,
-            tags=sub,
-            verify_tags=verify_tags,
-            now_ms=now_ms,
-            on_progress=bar.update,
-            show_client_ip=ip,
-        )
+
+def _report(result, topic: str | None, fmt: OutputFormat, ip: bool, headers: bool, kind: str) -> None:  # type: ignore[no-untyped-def]
+    from mqctl.ops.progress import no_rows_reason
+
     for line in result.warnings:
         warn(line)
-    reason = ops.no_rows_reason(result, topic)
-    if reason:
+    reason = no_rows_reason(result, topic)
+    if reason and not result.failures:
         warn(reason)
     emit(
         fmt,
         sys.stdout,
-        plain=lambda o: render.plain(result, o, show_client_ip=ip, headers=not no_headers),
+        plain=lambda o: render.plain(result, o, show_client_ip=ip, headers=headers),
         table=lambda o: render.table(result, o, show_client_ip=ip),
-        json_doc=lambda: render.json_doc(result),
+        json_doc=lambda: render.json_doc(result, kind),
         csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
-        headers=not no_headers,
+        headers=headers,
     )
-    gates.check_group(result)
+    if result.failures:
+        # The other brokers' rows are printed; never a silently partial answer with exit 0.
+        names = "; ".join(f"{f.broker_name} ({f.addr}): {f.message}" for f in result.failures)
+        err = MqctlError(f"{len(result.failures)} broker(s) did not answer, their rows are missing: {names}")
+        err.exit_status = ExitStatus(max(f.exit_status for f in result.failures))
+        raise err
 
 
-def _overview(summaries, fmt: OutputFormat, sort: str, headers: bool) -> None:  # type: ignore[no-untyped-def]
+def _overview(summaries, fmt: OutputFormat, sort: str, headers: bool, kind: str) -> None:  # type: ignore[no-untyped-def]
     from mqctl.ops.progress import sort_groups
 
     above = [g.group for g in summaries if g.queues_above_max]
@@ -210,7 +246,7 @@ def _overview(summaries, fmt: OutputFormat, sort: str, headers: bool) -> None:  
         sys.stdout,
         plain=lambda o: render.groups_plain(summaries, o, headers=headers),  # mqadmin's order, always
         table=lambda o: render.groups_table(ordered, o, sort),
-        json_doc=lambda: render.groups_json(ordered),
+        json_doc=lambda: render.groups_json(ordered, kind),
         csv=lambda: (render.GROUP_CSV_COLUMNS, render.groups_csv_rows(ordered)),
         headers=headers,
     )

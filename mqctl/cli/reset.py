@@ -12,18 +12,26 @@ import typer
 from mqctl.backends.open import BackendOptions
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
+    AccessKeyOpt,
     ClusterOpt,
+    LiveOptions,
     NamesrvOpt,
     OutputFormat,
     OutputLongOpt,
     ProfileOpt,
+    SecretKeyOpt,
     StoreOpt,
+    TimeoutOpt,
+    TlsInsecureOpt,
+    TlsOpt,
+    backend_options,
     emit,
     open_backend,
     resolve_format,
 )
 from mqctl.errors import UsageError
 from mqctl.model import JournalRecord, Target
+from mqctl.ops import reset as ops
 from mqctl.ops.planfile import STDOUT, PlanFile, check_export_target
 
 HELP = """Reset a consumer group's committed offsets to a point in time (or earliest, latest, an offset,
@@ -213,11 +221,14 @@ def reset_offset_by_time(
     store: StoreOpt = None,
     profile: ProfileOpt = None,
     namesrv: NamesrvOpt = None,
+    timeout: TimeoutOpt = 10.0,
+    access_key: AccessKeyOpt = None,
+    secret_key: SecretKeyOpt = None,
+    tls: TlsOpt = False,
+    tls_insecure: TlsInsecureOpt = False,
     output: OutputLongOpt = None,
     now_ms: _NowMsOpt = None,
 ) -> None:
-    from mqctl.ops import reset as ops
-
     now = int(time.time() * 1000) if now_ms is None else now_ms
     if execute and dry_run:
         raise UsageError("--execute and --dry-run contradict each other")
@@ -248,27 +259,33 @@ def reset_offset_by_time(
     if export is not None and export != STDOUT and Path(export).suffix.lower() not in (".json", ".csv"):
         raise UsageError(f"--export {export}: the file name must end in .json or .csv (or '-' for stdout)")
 
-    options = BackendOptions(ignore_abort_file=unsafe_ignore_abort_file)
+    live = LiveOptions(timeout, access_key, secret_key, tls, tls_insecure)
+    options = backend_options(live, profile, ignore_abort_file=unsafe_ignore_abort_file)
     with _backend(record, store, profile, namesrv, options) as backend:
         export_path = (
             check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
         )
-        if record is not None:
-            plan = ops.plan_undo(backend, record)
-        elif plan_file is not None:
-            plan = ops.plan_from_file(backend, plan_file, str(from_file))
-        else:
-            assert group and topic
-            plan = ops.plan_reset(
-                backend, group, topic, target, force=_force(force), broker=broker, queue=qid
-            )
-            if whole_topic:
-                plan = ops.note(plan, f"-q {queue.strip() if queue else -1} means every queue, as in mqadmin")
+        plan = _plan(
+            backend, record, plan_file, from_file, (group, topic, target, _force(force), broker, qid)
+        )
+        if whole_topic:
+            plan = ops.note(plan, f"-q {queue.strip() if queue else -1} means every queue, as in mqadmin")
         journal = ops.apply_plan(backend, plan) if execute else None
         for w in backend.take_warnings():
             warn(str(w))
     exported = _export(plan, journal, export, export_path, overwrite)
     _render(plan, journal, resolve_format(output), ts_text or plan.target.text, ts_long, exported)
+
+
+def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-untyped-def]
+    """The plan: the reverse of a journal record, a reviewed plan file, or a new one."""
+    if record is not None:
+        return ops.plan_undo(backend, record)
+    if plan_file is not None:
+        return ops.plan_from_file(backend, plan_file, str(from_file))
+    group, topic, target, force, broker, qid = request
+    assert group and topic
+    return ops.plan_reset(backend, group, topic, target, force=force, broker=broker, queue=qid)
 
 
 def _target(now: int, **given: object) -> tuple[Target, str, int]:

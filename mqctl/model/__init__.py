@@ -10,6 +10,7 @@ from mqctl.model.broker import (
     PERM_READ,
     PERM_WRITE,
     RETRY_PREFIX,
+    SYSTEM_GROUPS,
     BackendTarget,
     BackendWarning,
     BrokerData,
@@ -35,6 +36,7 @@ from mqctl.model.broker import (
     TopicConfig,
     TopicRoute,
     group_of_retry_topic,
+    is_system_group,
 )
 from mqctl.model.results import (
     JOURNAL_SCHEMA,
@@ -63,8 +65,17 @@ from mqctl.model.subexpr import (
     java_string_hash,
     parse_subexpr,
 )
+from mqctl.model.versions import V4_9_7, V5_0_0, V5_3_3, V5_5_0, V5_5_1, version_name
 
 __all__ = [
+    "V4_9_7",
+    "V5_0_0",
+    "V5_3_3",
+    "V5_5_0",
+    "V5_5_1",
+    "version_name",
+    "SYSTEM_GROUPS",
+    "is_system_group",
     "JOURNAL_SCHEMA",
     "JournalRecord",
     "AllocationResult",

@@ -59,7 +59,7 @@ def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: 
         line += ljust(r.diff, 20) + " " + ljust(r.inflight, 20) + " " + _last_time(r.last_timestamp) + "\n"
         w(line)
     w("\n")
-    w(f"Consume TPS: {java_2f(0.0)}\n")
+    w(f"Consume TPS: {java_2f(p.consume_tps or 0.0)}\n")
     w(f"Consume Diff Total: {p.raw_diff_total}\n")
     w(f"Consume Inflight Total: {p.inflight_total}\n")
 
@@ -108,7 +108,7 @@ def _row_values(r: ProgressRow) -> dict:
     }
 
 
-def json_doc(p: GroupProgress) -> dict:
+def json_doc(p: GroupProgress, backend: str = "store") -> dict:
     rows = []
     for r in p.rows:
         d = _row_values(r)
@@ -117,14 +117,14 @@ def json_doc(p: GroupProgress) -> dict:
         rows.append(d)
     doc: dict = {
         "schema": SCHEMA,
-        "backend": "store",
+        "backend": backend,
         "group": p.group,
         "nowMs": p.now_ms,
         "rows": rows,
         "totals": {
             "diff": p.diff_total,
             "inflight": p.inflight_total,
-            "consumeTps": None,
+            "consumeTps": p.consume_tps,
             "maxLagMs": p.max_lag_ms,
         },
     }
@@ -192,7 +192,12 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         footer.append(f"{p.tag_collisions} tag-hash matches had a different real tag (hash collisions)")
     if any(styles):
         footer.append(LEGEND)
-    footer.append("[dim]Consume TPS and inflight need a live broker; a store shows committed offsets.[/dim]")
+    if p.consume_tps is None:
+        footer.append(
+            "[dim]Consume TPS and inflight need a live broker; a store shows committed offsets.[/dim]"
+        )
+    else:
+        footer.append(f"consume TPS {p.consume_tps:.2f}, inflight total {p.inflight_total}")
     write_table(
         TableSpec(cols, rows, title=f"consumerProgress {p.group}", footer_lines=footer, row_styles=styles),
         out,
@@ -207,17 +212,32 @@ def _expr(p: GroupProgress) -> str:
 # --- all-groups overview ------------------------------------------------------------------
 
 
+def _mqadmin_type(g: GroupSummary) -> tuple[str, str]:
+    """mqadmin's #Type and #Model: PULL for CONSUME_ACTIVELY, else PUSH; the model only for push."""
+    if not g.clients:
+        return "", ""
+    kind = "PULL" if g.consume_type == "CONSUME_ACTIVELY" else "PUSH"
+    model = (g.message_model or "") if g.consume_type == "CONSUME_PASSIVELY" else ""
+    return kind, model
+
+
 def groups_plain(groups: list[GroupSummary], out: TextIO, headers: bool = True) -> None:
-    """mqadmin's all-groups layout; a store knows no connections, so every group is OFFLINE."""
+    """mqadmin's all-groups layout (spec/mqadmin.md 3.4); a store knows no clients: OFFLINE."""
+    from mqctl.model import version_name
+
     if headers:
         out.write(
             f"{ljust('#Group', 64)}  {ljust('#Count', 6)}  {ljust('#Version', 24)} {ljust('#Type', 5)}  "
             f"{ljust('#Model', 14)}  {ljust('#TPS', 7)}  #Diff Total\n"
         )
     for g in groups:
+        count = g.clients or 0
+        version = version_name(g.version) if count and g.version is not None else "OFFLINE"
+        kind, model = _mqadmin_type(g)
+        tps = int(g.tps or 0.0)  # Java's (int) cast truncates toward zero
         out.write(
-            f"{ljust(front(g.group, 64), 64)}  {ljust(0, 6)}  {ljust('OFFLINE', 24)} {ljust('', 5)}  "
-            f"{ljust('', 14)}  {ljust(0, 7)}  {g.raw_diff_total}\n"
+            f"{ljust(front(g.group, 64), 64)}  {ljust(count, 6)}  {ljust(version, 24)} {ljust(kind, 5)}  "
+            f"{ljust(model, 14)}  {ljust(tps, 7)}  {g.raw_diff_total}\n"
         )
 
 
@@ -242,11 +262,11 @@ GROUP_FIELDS = (
 def _group_values(g: GroupSummary) -> dict:
     return {
         "group": g.group,
-        "count": None,
-        "version": None,
-        "type": None,
-        "model": None,
-        "tps": None,
+        "count": g.clients,
+        "version": g.version,
+        "type": g.consume_type,
+        "model": g.message_model,
+        "tps": g.tps,
         "diffTotal": g.diff_total,
         "maxLagMs": g.max_lag_ms,
         "queues": g.queues,
@@ -257,10 +277,10 @@ def _group_values(g: GroupSummary) -> dict:
     }
 
 
-def groups_json(groups: list[GroupSummary]) -> dict:
+def groups_json(groups: list[GroupSummary], backend: str = "store") -> dict:
     return {
         "schema": SCHEMA_GROUPS,
-        "backend": "store",
+        "backend": backend,
         "note": "count, version, type, model and tps need a live cluster; a store cannot know them (null)",
         "rows": [_group_values(g) for g in groups],
         "totals": {"groups": len(groups), "diffTotal": sum(g.diff_total for g in groups)},
@@ -279,25 +299,35 @@ def groups_csv_rows(groups: list[GroupSummary]) -> list[list]:
 
 
 def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> None:
-    from mqctl.model import FOUND_RETRY_TOPIC
+    from mqctl.model import FOUND_RETRY_TOPIC, version_name
     from mqctl.render.plain import format_duration_ms
     from mqctl.render.table import Column, TableSpec, write_table
 
+    live = any(g.clients is not None for g in groups)
     cols = [
         Column("Group"),
+        *(
+            [Column("Clients", "right", kind="number"), Column("Version", kind="text", optional=True)]
+            if live
+            else []
+        ),
         Column("Diff Total", "right", kind="number"),
         Column("Max Lag Time", "right", kind="number"),
+        *([Column("TPS", "right", kind="number", optional=True)] if live else []),
         Column("Topics", kind="text", optional=True),
         Column("Brokers", kind="text", optional=True),
     ]
     rows, styles = [], []
     for g in groups:
         name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
+        version = version_name(g.version) if g.version is not None else "-"
         rows.append(
             [
                 name,
+                *([g.clients, version] if live else []),
                 g.diff_total,
                 format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
+                *([f"{g.tps or 0.0:.2f}"] if live else []),
                 ", ".join(g.topics),
                 ", ".join(g.brokers),
             ]
@@ -307,12 +337,15 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
     order = {"lag": "largest lag first", "name": "by name", "mqadmin": "in mqadmin's order"}[sort]
     footer = [f"\n{len(groups)} group(s), diff total {total} ({order}; --sort lag|name|mqadmin)"]
     if any(FOUND_RETRY_TOPIC not in g.found_in for g in groups):
-        footer.append("* found only in the offset tables (no %RETRY% topic): mqadmin does not list it")
+        footer.append(
+            "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin does not list it"
+        )
     if any(styles):
         footer.append(LEGEND)
-    footer.append(
-        "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
-    )
+    if not live:
+        footer.append(
+            "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
+        )
     write_table(
         TableSpec(cols, rows, title="consumer groups", footer_lines=footer, row_styles=styles),
         out,

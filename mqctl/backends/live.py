@@ -1,0 +1,306 @@
+"""The live backend: the Backend Protocol answered by a running cluster over RocketMQ's own TCP
+remoting protocol (no JVM). Each question is the request mqadmin would send, sent once per
+broker (or once per group), pipelined: GET_CONSUME_STATS per broker, not per queue.
+
+Errors: a name server or broker that cannot be reached is UnreachableError (exit 4); one that
+answers an error code is BrokerResponseError with its code and remark; a broker that fails while
+others answer is listed in ``ConsumeStats.failures`` so the rows of the others still print.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mqctl.backends.live_net import LiveNet
+from mqctl.errors import MqctlError, NotAvailableError, NotFoundError, UnreachableError
+from mqctl.model import (
+    RETRY_PREFIX,
+    BackendTarget,
+    BackendWarning,
+    BrokerData,
+    BrokerFailure,
+    ConsumerConnection,
+    ConsumerRunningInfo,
+    ConsumeStats,
+    GroupOverview,
+    MessageQueue,
+    QueueOffset,
+    QueueSpan,
+    QueueStat,
+    QueueTime,
+    SubExpr,
+    SubscriptionGroup,
+    TagCount,
+    TopicConfig,
+    TopicRoute,
+)
+from mqctl.remoting.codes import RequestCode, ResponseCode
+
+Request = tuple[str, int, Mapping[str, object]]  # (broker name, request code, header fields)
+
+if TYPE_CHECKING:
+    from mqctl.backends.base import OffsetWrite, ProgressCallback
+    from mqctl.remoting.client import RemotingClient
+    from mqctl.remoting.frame import RemotingCommand
+    from mqctl.remoting.signing import Credentials
+
+
+class LiveBackend:
+    """A cluster through its name servers ``namesrv`` ("host:port;host:port").
+
+    ``timeout`` bounds the whole command (an overall deadline), ``request_timeout`` each request.
+    """
+
+    kind = "live"
+
+    def __init__(
+        self,
+        namesrv: str,
+        *,
+        timeout: float = 10.0,
+        request_timeout: float = 5.0,
+        credentials: Credentials | None = None,
+        tls: bool = False,
+        tls_insecure: bool = False,
+    ) -> None:
+        self.namesrv = namesrv.strip()
+        self._timeout = timeout
+        self._request_timeout = request_timeout
+        self._credentials = credentials
+        self._tls, self._tls_insecure = tls, tls_insecure
+        self._warnings: list[BackendWarning] = []
+        self.requests: Counter[int] = Counter()  # request code -> count (benchmarks print these)
+        self._client: RemotingClient | None = None
+        self._net: LiveNet | None = None
+        self._configs: dict[str, dict[str, TopicConfig]] = {}
+        self._groups: dict[str, dict[str, SubscriptionGroup]] = {}
+
+    def __enter__(self) -> LiveBackend:
+        from mqctl.remoting.client import RemotingClient
+
+        self._client = RemotingClient(
+            timeout=min(self._request_timeout, self._timeout),
+            deadline=time.monotonic() + self._timeout,
+            credentials=self._credentials,
+            tls=self._tls,
+            tls_insecure=self._tls_insecure,
+            on_request=lambda _addr, code: self.requests.update([code]),
+        )
+        self._net = LiveNet(self.namesrv, self._client)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    @property
+    def net(self) -> LiveNet:
+        assert self._net is not None, "use the backend as a context manager"
+        return self._net
+
+    def ask(self, requests: Sequence[Request]) -> list[RemotingCommand | MqctlError]:
+        """(broker, code, fields) requests, pipelined; results (or errors) in order."""
+        from mqctl.remoting.client import Call
+
+        return self.net.call_many(
+            [Call(self.net.broker_addr(b), code, fields) for b, code, fields in requests]
+        )
+
+    def _ask_ok(self, requests: Sequence[Request]) -> list[RemotingCommand]:
+        return [
+            self.net.ok(r, self.net.broker_addr(b), code)
+            for (b, code, _f), r in zip(requests, self.ask(requests))
+        ]
+
+    # --- about the backend ---------------------------------------------------------------
+    def target(self) -> BackendTarget:
+        return BackendTarget("live", namesrv=self.namesrv)
+
+    def protected_paths(self) -> Sequence[Path]:
+        return []
+
+    def take_warnings(self) -> list[BackendWarning]:
+        out, self._warnings = self._warnings, []
+        return out
+
+    def broker_version(self, broker: str) -> int | None:
+        """The MQVersion ordinal the broker answered with (every response header carries it)."""
+        return self.net.versions.get(self.net.broker_addr(broker))
+
+    # --- metadata ------------------------------------------------------------------------
+    def broker_names(self) -> Sequence[str]:
+        return [b.broker_name for b in self.net.brokers()]
+
+    def topic_route(self, topic: str) -> TopicRoute:
+        return self.net.route(topic)
+
+    def topic_configs(self, broker: str) -> Mapping[str, TopicConfig]:
+        if broker not in self._configs:
+            from mqctl.remoting.bodies import decode_topic_configs
+
+            (resp,) = self._ask_ok([(broker, RequestCode.GET_ALL_TOPIC_CONFIG, {})])
+            self._configs[broker] = decode_topic_configs(resp.body)
+        return self._configs[broker]
+
+    def subscription_groups(self, broker: str) -> Mapping[str, SubscriptionGroup]:
+        if broker not in self._groups:
+            from mqctl.remoting.bodies import decode_subscription_groups_body
+
+            (resp,) = self._ask_ok([(broker, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {})])
+            self._groups[broker] = decode_subscription_groups_body(resp.body)
+        return self._groups[broker]
+
+    # --- per group ---------------------------------------------------------------------------
+    def _group_brokers(self, group: str, topic: str | None) -> list[BrokerData]:
+        """mqadmin's route for a group's stats: %RETRY%group, then the topic, then the pop retry
+        topic v1. A group without a retry topic (pull and broadcasting consumers, which mqadmin
+        cannot show) is asked on every broker of the cluster instead."""
+        candidates = [RETRY_PREFIX + group] + ([topic, f"{RETRY_PREFIX}{group}_{topic}"] if topic else [])
+        for t in candidates:
+            try:
+                return list(self.net.route(t).broker_datas)
+            except NotFoundError:
+                continue
+        brokers = self.net.brokers()
+        if not any(group in self.subscription_groups(b.broker_name) for b in brokers):
+            raise NotFoundError(
+                f"consumer group {group!r} not found: no retry topic route and no subscription group on any broker",
+                "list the groups with `mqctl consumerProgress -n ...` (no -g)",
+            )
+        return brokers
+
+    def consume_stats(self, group: str, topic: str | None = None, *, detail: bool = True) -> ConsumeStats:
+        if topic is not None:
+            self.net.route(topic)  # an unknown topic is NotFoundError with the name server's remark
+        brokers = self._group_brokers(group, topic)
+        fields: dict[str, object] = {"consumerGroup": group, **({"topic": topic} if topic else {})}
+        requests = [
+            (b.broker_name, RequestCode.GET_CONSUME_STATS, fields) for b in brokers if b.select_addr()
+        ]
+        stats = self.merge_stats(group, requests, self.ask(requests))
+        return self._with_min_offsets(stats) if detail and stats.queues else stats
+
+    def merge_stats(self, group: str, requests: list, results: list) -> ConsumeStats:
+        from mqctl.remoting.bodies import decode_consume_stats
+
+        queues: list[QueueStat] = []
+        tps, failures = 0.0, []
+        for (broker, code, _f), r in zip(requests, results):
+            addr = self.net.broker_addr(broker)
+            try:
+                body = self.net.ok(r, addr, code).body
+                part = decode_consume_stats(body, group, broker) if body else ConsumeStats(group, ())
+            except MqctlError as exc:
+                failures.append(BrokerFailure(broker, addr, exc.message, int(exc.exit_status)))
+                continue
+            queues += part.queues
+            tps += part.consume_tps
+        if failures and not queues and len(failures) == len(requests):
+            raise UnreachableError("; ".join(f"{f.broker_name}: {f.message}" for f in failures))
+        return ConsumeStats(group, tuple(queues), tps, tuple(failures))
+
+    def _with_min_offsets(self, stats: ConsumeStats) -> ConsumeStats:
+        """Each queue's min offset from GET_TOPIC_STATS_INFO, one request per broker and topic."""
+        from dataclasses import replace
+
+        from mqctl.remoting.bodies import decode_topic_stats
+
+        pairs = list(dict.fromkeys((q.queue.broker_name, q.queue.topic) for q in stats.queues))
+        requests = [(b, RequestCode.GET_TOPIC_STATS_INFO, {"topic": t}) for b, t in pairs]
+        mins: dict[MessageQueue, int] = {}
+        for (b, code, f), r in zip(requests, self.ask(requests)):
+            try:
+                mins.update(
+                    {
+                        mq: o.min_offset
+                        for mq, o in decode_topic_stats(
+                            self.net.ok(r, self.net.broker_addr(b), code).body
+                        ).items()
+                    }
+                )
+            except MqctlError as exc:
+                self._warnings.append(BackendWarning(b, f"no min offsets for {f['topic']}: {exc.message}"))
+        return replace(stats, queues=tuple(replace(q, min_offset=mins.get(q.queue)) for q in stats.queues))
+
+    def consumer_connection(self, group: str) -> ConsumerConnection:
+        from mqctl.remoting.bodies import decode_consumer_connection
+
+        brokers = [b for b in self._group_brokers(group, None) if b.select_addr()]
+        if not brokers:
+            raise NotFoundError(f"consumer group {group!r}: no broker to ask")
+        request = (brokers[0].broker_name, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group})
+        (result,) = self.ask([request])
+        if not isinstance(result, MqctlError) and result.code == ResponseCode.CONSUMER_NOT_ONLINE:
+            raise NotFoundError(
+                f"consumer group {group!r} has no consumer online (the broker's answer: {result.remark})",
+                "connections exist only while clients run; consumerProgress shows the group's offsets",
+            )
+        conn = decode_consumer_connection(
+            self.net.ok(result, self.net.broker_addr(request[0]), request[1]).body, group
+        )
+        if not conn.connections:
+            raise NotFoundError(f"consumer group {group!r} has no consumer online")
+        return conn
+
+    def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
+        from mqctl.remoting.bodies import decode_running_info
+
+        brokers = [b for b in self._group_brokers(group, None) if b.select_addr()]
+        fields: dict[str, object] = {"consumerGroup": group, "clientId": client_id, "jstackEnable": False}
+        (resp,) = self._ask_ok([(brokers[0].broker_name, RequestCode.GET_CONSUMER_RUNNING_INFO, fields)])
+        return decode_running_info(resp.body, client_id)
+
+    def groups_overview(self) -> Sequence[GroupOverview]:
+        from mqctl.backends.live_groups import overview
+
+        return overview(self)
+
+    # --- positions ---------------------------------------------------------------------------
+    def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
+        from mqctl.remoting.frame import ext_int
+
+        requests = [
+            (
+                q.queue.broker_name,
+                RequestCode.SEARCH_OFFSET_BY_TIMESTAMP,
+                {
+                    "topic": q.queue.topic,
+                    "queueId": q.queue.queue_id,
+                    "timestamp": q.timestamp,
+                    "boundaryType": q.boundary.upper(),
+                },
+            )
+            for q in queries
+        ]
+        return [ext_int(r, "offset") for r in self._ask_ok(requests)]
+
+    def store_times(self, positions: Sequence[QueueOffset]) -> list[int]:
+        from mqctl.backends.live_scan import store_times
+
+        return store_times(positions, self.ask) if positions else []
+
+    def count_tag_matches(
+        self,
+        spans: Sequence[QueueSpan],
+        expr: SubExpr,
+        *,
+        verify: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[TagCount]:
+        from mqctl.backends.live_scan import count_tag_matches
+
+        return count_tag_matches(spans, expr, self.ask, verify=verify, on_progress=on_progress)
+
+    # --- writes ----------------------------------------------------------------------------
+    def begin_offsets_write(
+        self, group: str, targets: Mapping[MessageQueue, int], expected: Mapping[MessageQueue, int] | None
+    ) -> OffsetWrite:
+        raise NotAvailableError(
+            "resetting offsets on a live cluster is not available in this version",
+            "plan it here (a dry run works live) and apply it with mqadmin resetOffsetByTime, or use "
+            "--store on a stopped broker",
+        )

@@ -1,0 +1,108 @@
+"""The groups overview of a live cluster: mqadmin's list and what it misses, in few round trips.
+
+mqadmin lists the groups of the name server's ``%RETRY%`` topics (GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
+iterated in the Java HashSet order it decodes the list into) and then, group by group, asks
+for consume stats and connections (about eight requests each, one after the other). Here the
+same answers come from every broker at once: GET_CONSUME_STATS per (group, broker) and one
+GET_CONSUMER_CONNECTION_LIST per group, all pipelined; plus the groups mqadmin cannot see
+(committed offsets but no retry topic: GET_ALL_CONSUMER_OFFSET; a subscription group only:
+GET_ALL_SUBSCRIPTIONGROUP_CONFIG), marked by where they were found. A broker's predefined
+system groups are left out.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mqctl.errors import MqctlError
+from mqctl.model import (
+    FOUND_OFFSETS,
+    FOUND_RETRY_TOPIC,
+    FOUND_SUBSCRIPTION,
+    ConsumerConnection,
+    GroupOverview,
+    GroupRef,
+    group_of_retry_topic,
+    is_system_group,
+)
+from mqctl.remoting.codes import RequestCode, ResponseCode
+
+if TYPE_CHECKING:
+    from mqctl.backends.live import LiveBackend, Request
+
+
+def _retry_groups(backend: LiveBackend) -> list[str]:
+    from mqctl.remoting.bodies import decode_name_list
+    from mqctl.store.offsets import java_hash_order
+
+    addr, resp = backend.net.ns_call(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+    topics = decode_name_list(
+        backend.net.ok(resp, addr, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER).body, "topicList"
+    )
+    groups = (group_of_retry_topic(t) for t in java_hash_order(topics))
+    return list(dict.fromkeys(g for g in groups if g))
+
+
+def _table_groups(backend: LiveBackend, brokers: list[str]) -> tuple[set[str], set[str]]:
+    """Groups with committed offsets, and groups with a subscription config, on any broker."""
+    from mqctl.remoting.bodies import decode_consumer_offsets_body, decode_subscription_groups_body
+    from mqctl.store.offsets import COMMITTED, split_offset_key
+
+    requests: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
+    requests += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
+    with_offsets: set[str] = set()
+    with_config: set[str] = set()
+    for (_b, code, _f), r in zip(requests, backend.ask(requests)):
+        if isinstance(r, MqctlError) or r.code != ResponseCode.SUCCESS or not r.body:
+            continue  # "No consumer offset in this broker" and kin: nothing to add
+        if code == RequestCode.GET_ALL_CONSUMER_OFFSET:
+            for key in decode_consumer_offsets_body(r.body):
+                parts = split_offset_key(key)
+                if parts is not None and parts[2] == COMMITTED:
+                    with_offsets.add(parts[1])
+        else:
+            with_config.update(decode_subscription_groups_body(r.body))
+    return with_offsets, {g for g in with_config if not is_system_group(g)}
+
+
+def _refs(backend: LiveBackend, brokers: list[str]) -> list[GroupRef]:
+    retry = _retry_groups(backend)
+    with_offsets, with_config = _table_groups(backend, brokers)
+    refs = [
+        GroupRef(g, (FOUND_RETRY_TOPIC, FOUND_OFFSETS) if g in with_offsets else (FOUND_RETRY_TOPIC,))
+        for g in retry
+    ]
+    refs += [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - set(retry))]
+    refs += [GroupRef(g, (FOUND_SUBSCRIPTION,)) for g in sorted(with_config - set(retry) - with_offsets)]
+    return refs
+
+
+def overview(backend: LiveBackend) -> list[GroupOverview]:
+    from mqctl.remoting.bodies import decode_consumer_connection
+
+    brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
+    refs = _refs(backend, brokers)
+    stats_requests: list[list[Request]] = [
+        [(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": r.name}) for b in brokers] for r in refs
+    ]
+    conn_requests: list[Request] = (
+        [(brokers[0], RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": r.name}) for r in refs]
+        if brokers
+        else []
+    )
+    flat = [q for per_group in stats_requests for q in per_group]
+    results = backend.ask(flat + conn_requests)
+    out = []
+    for i, ref in enumerate(refs):
+        mine = results[i * len(brokers) : (i + 1) * len(brokers)]
+        failure = None
+        try:
+            stats = backend.merge_stats(ref.name, stats_requests[i], mine)
+        except MqctlError as exc:
+            stats, failure = None, exc.message
+        conn: ConsumerConnection | None = None
+        c = results[len(flat) + i] if conn_requests else None
+        if c is not None and not isinstance(c, MqctlError) and c.code == ResponseCode.SUCCESS and c.body:
+            conn = decode_consumer_connection(c.body, ref.name)
+        out.append(GroupOverview(ref, stats, conn, failure))
+    return out

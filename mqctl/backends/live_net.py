@@ -1,0 +1,123 @@
+"""The live backend's conversation with a cluster: name servers with failover, routes and the
+cluster's brokers (cached for the command), broker addresses, batches of requests, and the
+translation of answers into typed errors.
+
+A name server that cannot be reached is skipped for the next one in the ``-n`` list (as the
+Java client does); a name server that answers, answers for all (an error code is not retried).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from mqctl.errors import BrokerResponseError, MqctlError, NotFoundError, ProtocolError, UnreachableError
+from mqctl.model import BrokerData, TopicRoute
+from mqctl.remoting.codes import RequestCode, ResponseCode, request_name
+
+if TYPE_CHECKING:
+    from mqctl.remoting.bodies import ClusterInfo
+    from mqctl.remoting.client import Call, RemotingClient
+    from mqctl.remoting.frame import RemotingCommand
+
+
+def split_namesrv(value: str) -> list[str]:
+    """``host:port;host:port`` (mqadmin's -n and NAMESRV_ADDR) -> the addresses, in order."""
+    return [a.strip() for a in value.split(";") if a.strip()]
+
+
+class LiveNet:
+    def __init__(self, namesrv: str, client: RemotingClient) -> None:
+        self.namesrvs = split_namesrv(namesrv)
+        if not self.namesrvs:
+            from mqctl.errors import UsageError
+
+            raise UsageError(f"-n/--namesrvAddr {namesrv!r}: expected host:port[;host:port...]")
+        self.client = client
+        self.versions: dict[str, int] = {}  # address -> the responder's MQVersion ordinal
+        self._routes: dict[str, TopicRoute | NotFoundError] = {}
+        self._cluster: ClusterInfo | None = None
+
+    # --- requests ------------------------------------------------------------------------
+    def call_many(self, calls: Sequence[Call]) -> list[RemotingCommand | MqctlError]:
+        results = self.client.call_many(calls)
+        for call, r in zip(calls, results):
+            if not isinstance(r, MqctlError):
+                self.versions[call.addr] = r.version
+        return results
+
+    def call(self, addr: str, code: int, fields: Mapping[str, object] | None = None) -> RemotingCommand:
+        from mqctl.remoting.client import Call
+
+        result = self.call_many([Call(addr, code, fields)])[0]
+        if isinstance(result, MqctlError):
+            raise result
+        return result
+
+    @staticmethod
+    def ok(result: RemotingCommand | MqctlError, addr: str, code: int) -> RemotingCommand:
+        """The response if it is a success; its error (typed by the broker's code) otherwise."""
+        if isinstance(result, MqctlError):
+            raise result
+        if result.code != ResponseCode.SUCCESS:
+            raise BrokerResponseError(result.code, result.remark, addr, request_name(code))
+        return result
+
+    def ns_call(self, code: int, fields: Mapping[str, object] | None = None) -> tuple[str, RemotingCommand]:
+        """Ask the name servers in order until one answers (an answer with an error code counts)."""
+        failures = []
+        for addr in self.namesrvs:
+            try:
+                return addr, self.call(addr, code, fields)
+            except (UnreachableError, ProtocolError) as exc:
+                failures.append(exc.message)
+        raise UnreachableError(
+            "; ".join(failures) if len(failures) > 1 else f"name server {failures[0]}",
+            "check -n/--namesrvAddr (host:port;host:port) and that the name server runs",
+        )
+
+    # --- routes and brokers ----------------------------------------------------------------
+    def route(self, topic: str) -> TopicRoute:
+        """GET_ROUTEINFO_BY_TOPIC, once per topic per command; NotFoundError with the server's remark."""
+        cached = self._routes.get(topic)
+        if cached is None:
+            from mqctl.remoting.bodies import decode_topic_route
+
+            addr, resp = self.ns_call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+            if resp.code == ResponseCode.TOPIC_NOT_EXIST:
+                remark = (resp.remark or "").split("\n")[0].strip()
+                cached = NotFoundError(remark or f"No topic route info in name server for the topic: {topic}")
+            else:
+                cached = decode_topic_route(
+                    self.ok(resp, addr, RequestCode.GET_ROUTEINFO_BY_TOPIC).body, topic
+                )
+            self._routes[topic] = cached
+        if isinstance(cached, NotFoundError):
+            raise cached
+        return cached
+
+    def cluster_info(self) -> ClusterInfo:
+        if self._cluster is None:
+            from mqctl.remoting.bodies import decode_cluster_info
+
+            addr, resp = self.ns_call(RequestCode.GET_BROKER_CLUSTER_INFO)
+            self._cluster = decode_cluster_info(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO).body)
+        return self._cluster
+
+    def brokers(self) -> list[BrokerData]:
+        """Every broker group of the cluster, in the name server's order."""
+        return list(self.cluster_info().brokers.values())
+
+    def broker_addr(self, broker: str) -> str:
+        """The address to ask a broker at: its master (id 0), else any other (selectBrokerAddr)."""
+        for route in self._routes.values():
+            if isinstance(route, TopicRoute):
+                for bd in route.broker_datas:
+                    if bd.broker_name == broker and bd.select_addr():
+                        return str(bd.select_addr())
+        found = self.cluster_info().brokers.get(broker)
+        addr = found.select_addr() if found is not None else None
+        if addr is None:
+            known = ", ".join(self.cluster_info().brokers) or "none"
+            raise NotFoundError(f"unknown broker {broker!r} (the cluster has: {known})")
+        return addr
