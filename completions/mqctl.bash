@@ -23,7 +23,7 @@ _mqctl() {
                 --delegate) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--topic -t --ipList -i --strategy --sorted --virtual-nodes --consumer-idcs --delegate --broker-rooms --consumer-rooms --config-queues --compare-with --store -S --profile --namesrvAddr -n --output -o -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--topic -t --ipList -i --group -g --strategy --sorted --virtual-nodes --consumer-idcs --delegate --broker-rooms --consumer-rooms --config-queues --compare-with --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o -h --help" -- "$cur") ) ;;
         resetOffsetByTime)
             case "$prev" in
                 --export) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;

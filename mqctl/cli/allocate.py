@@ -10,11 +10,18 @@ import typer
 
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
+    AccessKeyOpt,
+    LiveOptions,
     NamesrvOpt,
     OutputFormat,
     OutputOpt,
     ProfileOpt,
+    SecretKeyOpt,
     StoreOpt,
+    TimeoutOpt,
+    TlsInsecureOpt,
+    TlsOpt,
+    backend_options,
     emit,
     open_backend,
     resolve_format,
@@ -39,6 +46,12 @@ room = client id after its last '@' or --consumer-rooms), CONFIG (--config-queue
 
 --compare-with IPLIST: which queues move when the consumer list changes (table and json).
 
+-g GROUP (a live cluster, -n): the rebalance diff nobody shows. The group's online clients and
+the strategy their running info names (or --strategy) give the allocation each client should
+hold; every queue is compared with what each client reports holding: moved (another client
+holds it), duplicated (several do), unowned (none does). -t limits it to some topics (default:
+the group's subscriptions). -i is not needed with -g.
+
 mqadmin equivalent: mqadmin allocateMQ -t TOPIC -i IPLIST"""
 
 
@@ -56,10 +69,21 @@ def _opt(*names: str, help: str, metavar: str | None = None):  # type: ignore[no
 
 
 # The options, one alias each (the command's signature stays one line per option).
-_TopicOpt = Annotated[str, _opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")]
+_TopicOpt = Annotated[
+    str | None, _opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")
+]
+_GroupOpt = Annotated[
+    str | None,
+    _opt(
+        "--group",
+        "-g",
+        metavar="GROUP",
+        help="Live: compare the group's real assignment with its strategy's.",
+    ),
+]
 
 _IpListOpt = Annotated[
-    str,
+    str | None,
     _opt(
         "--ipList",
         "-i",
@@ -69,7 +93,13 @@ _IpListOpt = Annotated[
 ]
 
 _StrategyOpt = Annotated[
-    StrategyName, typer.Option("--strategy", help="Allocation strategy.", case_sensitive=False)
+    StrategyName | None,
+    typer.Option(
+        "--strategy",
+        help="Allocation strategy (default AVG; with -g the one the clients use).",
+        case_sensitive=False,
+        show_default=False,
+    ),
 ]
 
 _SortOpt = Annotated[
@@ -111,9 +141,10 @@ _CompareWithOpt = Annotated[
 
 @handle_errors
 def allocate_mq(
-    topic: _TopicOpt,
-    ip_list: _IpListOpt,
-    strategy: _StrategyOpt = StrategyName.AVG,
+    topic: _TopicOpt = None,
+    ip_list: _IpListOpt = None,
+    group: _GroupOpt = None,
+    strategy: _StrategyOpt = None,
     sort: _SortOpt = False,
     virtual_nodes: _VirtualNodesOpt = 10,
     consumer_idcs: _ConsumerIdcsOpt = None,
@@ -125,44 +156,78 @@ def allocate_mq(
     store: StoreOpt = None,
     profile: ProfileOpt = None,
     namesrv: NamesrvOpt = None,
+    timeout: TimeoutOpt = 10.0,
+    access_key: AccessKeyOpt = None,
+    secret_key: SecretKeyOpt = None,
+    tls: TlsOpt = False,
+    tls_insecure: TlsInsecureOpt = False,
     output: OutputOpt = None,
 ) -> None:
     from mqctl.ops import allocate as ops
+
+    topics = [t.strip() for t in (topic or "").split(",") if t.strip()]
+    if not topics and not group:
+        raise UsageError("-t/--topic names no topic (or give -g GROUP for its rebalance diff)")
+    if group is None and ip_list is None:
+        raise UsageError("-i/--ipList is required (or -g GROUP: the group's own clients)")
+    strat = None
+    if strategy is not None or group is None:
+        strat = ops.build_strategy(
+            (strategy or StrategyName.AVG).value,
+            virtual_nodes=virtual_nodes,
+            consumer_idcs=[x.strip() for x in (consumer_idcs or "").split(",") if x.strip()],
+            delegate=delegate.value,
+            broker_rooms=ops.parse_mapping(broker_rooms, "--broker-rooms"),
+            consumer_rooms=ops.parse_mapping(consumer_rooms, "--consumer-rooms"),
+            config_queues=config_queues or [],
+        )
+    fmt = resolve_format(output)
+    options = backend_options(LiveOptions(timeout, access_key, secret_key, tls, tls_insecure), profile)
+    with open_backend(store, profile, namesrv, options) as backend:
+        if group is not None:
+            _rebalance(backend, group.strip(), topics or None, strat, fmt)
+            return
+        assert ip_list is not None and strat is not None
+        _allocate(backend, topics, ops.split_ip_list(ip_list.strip()), strat, sort, compare_with, fmt)
+
+
+def _allocate(backend, topics, ips, strat, sort, compare_with, fmt) -> None:  # type: ignore[no-untyped-def]
+    from mqctl.ops import allocate as ops
     from mqctl.render import allocate as render
 
-    topics = [t.strip() for t in topic.split(",") if t.strip()]
-    if not topics:
-        raise UsageError("-t/--topic names no topic")
-    ips = ops.split_ip_list(ip_list.strip())
-    strat = ops.build_strategy(
-        strategy.value,
-        virtual_nodes=virtual_nodes,
-        consumer_idcs=[x.strip() for x in (consumer_idcs or "").split(",") if x.strip()],
-        delegate=delegate.value,
-        broker_rooms=ops.parse_mapping(broker_rooms, "--broker-rooms"),
-        consumer_rooms=ops.parse_mapping(consumer_rooms, "--consumer-rooms"),
-        config_queues=config_queues or [],
-    )
-    fmt = resolve_format(output)
-    with open_backend(store, profile, namesrv) as backend:
-        result = ops.allocate_mq(backend, topics, ips, strat, sort=sort)
-        other_ips = ops.split_ip_list(compare_with.strip()) if compare_with is not None else None
-        moves = None
-        if other_ips is not None:
-            moves = ops.compare(result, ops.allocate_mq(backend, topics, other_ips, strat, sort=sort))
-        for w in backend.take_warnings():
-            warn(str(w))
-        backend_name = backend.kind
-    out = sys.stdout
+    result = ops.allocate_mq(backend, topics, ips, strat, sort=sort)
+    other_ips = ops.split_ip_list(compare_with.strip()) if compare_with is not None else None
+    moves = None
+    if other_ips is not None:
+        moves = ops.compare(result, ops.allocate_mq(backend, topics, other_ips, strat, sort=sort))
+    for w in backend.take_warnings():
+        warn(str(w))
     if fmt is OutputFormat.plain and moves is not None:
         warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")
     emit(
         fmt,
-        out,
+        sys.stdout,
         plain=lambda o: render.plain(result, o),
         table=lambda o: render.table(result, o, moves, other_ips),
-        json_doc=lambda: render.json_doc(result, moves, other_ips, backend_name),
+        json_doc=lambda: render.json_doc(result, moves, other_ips, backend.kind),
         csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
+    )
+
+
+def _rebalance(backend, group: str, topics, strat, fmt: OutputFormat) -> None:  # type: ignore[no-untyped-def]
+    from mqctl.ops.rebalance import rebalance_check
+    from mqctl.render import allocate as render
+
+    report, notes = rebalance_check(backend, group, topics, strat)
+    for line in [*notes, *(str(w) for w in backend.take_warnings())]:
+        warn(line)
+    emit(
+        fmt,
+        sys.stdout,
+        plain=lambda o: render.plain(report.simulated, o),
+        table=lambda o: render.rebalance_table(report, o),
+        json_doc=lambda: render.rebalance_json(report),
+        csv=lambda: (render.REBALANCE_CSV_COLUMNS, render.rebalance_csv_rows(report)),
     )
 
 

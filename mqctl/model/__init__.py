@@ -53,13 +53,14 @@ from mqctl.model.results import (
     Move,
     PlanRow,
     ProgressRow,
+    RebalanceReport,
+    RebalanceRow,
     ResetPlan,
     Target,
     TargetKind,
     TopicAllocation,
 )
 from mqctl.model.subexpr import (
-    _JAVA_TRIM,
     SUB_ALL,
     SubExpr,
     java_string_hash,
@@ -68,6 +69,8 @@ from mqctl.model.subexpr import (
 from mqctl.model.versions import V4_9_7, V5_0_0, V5_3_3, V5_5_0, V5_5_1, version_name
 
 __all__ = [
+    "RebalanceReport",
+    "RebalanceRow",
     "V4_9_7",
     "V5_0_0",
     "V5_3_3",
@@ -126,7 +129,6 @@ __all__ = [
     "W_EMPTY",
     "W_KEPT",
     "W_NO_COMMIT",
-    "_JAVA_TRIM",
     "group_of_retry_topic",
     "java_string_hash",
     "parse_subexpr",

@@ -277,3 +277,39 @@ class JournalRecord:
             for c in self.changes
         ]
         return doc
+
+
+# ------------------------------------------------------------------------------------------------
+# allocateMQ -g: the clients' real assignment against the strategy's
+
+
+@dataclass(frozen=True)
+class RebalanceRow:
+    queue: MessageQueue
+    expected: str | None  # the client the strategy gives the queue to (None: outside the simulation)
+    reported: tuple[str, ...]  # the clients whose running info holds the queue
+
+    @property
+    def status(self) -> str:
+        """ok | moved (another client holds it) | duplicated | unowned | unexpected."""
+        if len(self.reported) > 1:
+            return "duplicated"
+        if not self.reported:
+            return "unowned"
+        if self.expected is None:
+            return "unexpected"
+        return "ok" if self.reported[0] == self.expected else "moved"
+
+
+@dataclass(frozen=True)
+class RebalanceReport:
+    group: str
+    strategy: str
+    strategy_source: str  # "clients" (their running info) or "--strategy"
+    clients: tuple[str, ...]  # sorted, as each client sorts the id list before allocating
+    simulated: AllocationResult
+    rows: tuple[RebalanceRow, ...]
+
+    @property
+    def problems(self) -> list[RebalanceRow]:
+        return [r for r in self.rows if r.status != "ok"]

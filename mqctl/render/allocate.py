@@ -10,7 +10,7 @@ from mqctl.model import MessageQueue
 from mqctl.model.javaorder import hashmap_order, java_string_hash
 
 if TYPE_CHECKING:
-    from mqctl.model import AllocationResult, Move, TopicAllocation
+    from mqctl.model import AllocationResult, Move, RebalanceReport, TopicAllocation
 
 SCHEMA = "mqctl/allocateMQ/v1"
 CSV_COLUMNS = ["consumer", "topic", "brokerName", "queueId"]
@@ -169,3 +169,65 @@ def table(
             )
     title = "allocateMQ " + ", ".join(t.topic for t in r.topics)
     write_table(TableSpec(cols, rows, title=_esc(title), footer_lines=footer, row_styles=styles), out)
+
+
+# --- allocateMQ -g: the rebalance diff ----------------------------------------------------------
+
+REBALANCE_SCHEMA = "mqctl/allocateMQ.rebalance/v1"
+REBALANCE_CSV_COLUMNS = ["topic", "brokerName", "queueId", "expected", "reported", "status"]
+
+
+def rebalance_json(r: RebalanceReport) -> dict[str, Any]:
+    return {
+        "schema": REBALANCE_SCHEMA,
+        "group": r.group,
+        "strategy": r.strategy,
+        "strategySource": r.strategy_source,
+        "clients": list(r.clients),
+        "rows": [
+            {**_bean(x.queue), "expected": x.expected, "reported": list(x.reported), "status": x.status}
+            for x in r.rows
+        ],
+        "problems": len(r.problems),
+    }
+
+
+def rebalance_csv_rows(r: RebalanceReport) -> list[list[Any]]:
+    return [
+        [x.queue.topic, x.queue.broker_name, x.queue.queue_id, x.expected, " ".join(x.reported), x.status]
+        for x in r.rows
+    ]
+
+
+def rebalance_table(r: RebalanceReport, out: TextIO) -> None:
+    from mqctl.render.table import Column, TableSpec, write_table
+
+    styles = [None if x.status == "ok" else ("yellow" if x.status == "moved" else "red") for x in r.rows]
+    spec = TableSpec(
+        [
+            Column("Topic"),
+            Column("Broker"),
+            Column("QID", "right", kind="number"),
+            Column("Expected (strategy)"),
+            Column("Reported (clients)"),
+            Column("Status", kind="text"),
+        ],
+        [
+            [
+                x.queue.topic,
+                x.queue.broker_name,
+                x.queue.queue_id,
+                x.expected or "-",
+                ", ".join(x.reported) or "-",
+                x.status,
+            ]
+            for x in r.rows
+        ],
+        title=f"allocateMQ -g {r.group}: {len(r.clients)} client(s), strategy {r.strategy} (from {r.strategy_source})",
+        footer_lines=[
+            f"\n{len(r.rows)} queue(s), {len(r.problems)} not where the strategy puts them "
+            "(moved: another client holds it; duplicated: several do; unowned: none does)"
+        ],
+        row_styles=styles,
+    )
+    write_table(spec, out)
