@@ -17,26 +17,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from mqctl.model import (
-    BackendTarget,
-    BackendWarning,
-    ConsumerConnection,
-    ConsumerRunningInfo,
-    ConsumeStats,
-    GroupOverview,
-    MessageQueue,
-    OffsetChange,
-    QueueOffset,
-    QueueSpan,
-    QueueTime,
-    SubExpr,
-    SubscriptionGroup,
-    TagCount,
-    TopicConfig,
-    TopicRoute,
-)
+if TYPE_CHECKING:
+    from mqctl.model import (
+        BackendTarget,
+        BackendWarning,
+        ConsumerConnection,
+        ConsumerRunningInfo,
+        ConsumeStats,
+        GroupOverview,
+        MessageQueue,
+        OffsetChange,
+        QueueOffset,
+        QueueSpan,
+        QueueTime,
+        SubExpr,
+        SubscriptionGroup,
+        TagCount,
+        TopicConfig,
+        TopicRoute,
+    )
+
 
 ProgressCallback = Callable[[int, int], None]
 

@@ -17,33 +17,29 @@ from typing import TYPE_CHECKING
 
 from mqctl.backends.live_net import LiveNet
 from mqctl.errors import MqctlError, NotAvailableError, NotFoundError, UnreachableError
-from mqctl.model import (
-    RETRY_PREFIX,
-    BackendTarget,
-    BackendWarning,
-    BrokerData,
-    BrokerFailure,
-    ConsumerConnection,
-    ConsumerRunningInfo,
-    ConsumeStats,
-    GroupOverview,
-    MessageQueue,
-    QueueOffset,
-    QueueSpan,
-    QueueStat,
-    QueueTime,
-    SubExpr,
-    SubscriptionGroup,
-    TagCount,
-    TopicConfig,
-    TopicRoute,
-)
+from mqctl.model import RETRY_PREFIX, BackendTarget, BackendWarning, BrokerFailure, ConsumeStats
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 Request = tuple[str, int, Mapping[str, object]]  # (broker name, request code, header fields)
 
 if TYPE_CHECKING:
     from mqctl.backends.base import OffsetWrite, ProgressCallback
+    from mqctl.model import (
+        BrokerData,
+        ConsumerConnection,
+        ConsumerRunningInfo,
+        GroupOverview,
+        MessageQueue,
+        QueueOffset,
+        QueueSpan,
+        QueueStat,
+        QueueTime,
+        SubExpr,
+        SubscriptionGroup,
+        TagCount,
+        TopicConfig,
+        TopicRoute,
+    )
     from mqctl.remoting.client import RemotingClient
     from mqctl.remoting.frame import RemotingCommand
     from mqctl.remoting.signing import Credentials
@@ -200,7 +196,15 @@ class LiveBackend:
             queues += part.queues
             tps += part.consume_tps
         if failures and not queues and len(failures) == len(requests):
-            raise UnreachableError("; ".join(f"{f.broker_name}: {f.message}" for f in failures))
+            # Every broker failed: exit with what their answers mean (5 when all refused, e.g. 16
+            # NO_PERMISSION), the rule of a partly failed command; 4 when none could be reached.
+            from mqctl.errors import ExitStatus
+
+            status = ExitStatus(max(f.exit_status for f in failures))
+            text = "; ".join(f"{f.broker_name}: {f.message}" for f in failures)
+            err = UnreachableError(text) if status == ExitStatus.UNREACHABLE else MqctlError(text)
+            err.exit_status = status
+            raise err
         return ConsumeStats(group, tuple(queues), tps, tuple(failures))
 
     def _with_min_offsets(self, stats: ConsumeStats) -> ConsumeStats:

@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,20 @@ class _Opt:
     choices: tuple[str, ...]
     help: str
     is_path: bool
+
+
+def _annotation_and_choices(p: Any) -> tuple[Any, tuple[str, ...]]:
+    """The option's declared type and its choices, across typer versions (0.29 keeps the
+    annotation on ``type_descriptor``; earlier ones a click Choice type)."""
+    desc = getattr(p, "type_descriptor", None)
+    if desc is not None:
+        ann = desc.annotation
+        choices = tuple(str(m.value) for m in ann) if isinstance(ann, type) and issubclass(ann, Enum) else ()
+        return ann, choices
+    kind = getattr(p, "type", None)
+    choices = tuple(str(c.value if isinstance(c, Enum) else c) for c in getattr(kind, "choices", ()) or ())
+    is_path = type(kind).__name__ == "Path"
+    return (Path if is_path else None), choices
 
 
 def _tree() -> tuple[list[str], dict[str, list[_Opt]]]:
@@ -39,8 +54,7 @@ def _tree() -> tuple[list[str], dict[str, list[_Opt]]]:
         for p in cmd.params:
             if getattr(p, "hidden", False) or not getattr(p, "opts", None) or p.param_type_name != "option":
                 continue
-            ann = p.type_descriptor.annotation
-            choices = tuple(m.value for m in ann) if isinstance(ann, type) and issubclass(ann, Enum) else ()
+            ann, choices = _annotation_and_choices(p)
             help_text = (getattr(p, "help", "") or "").split(". ")[0].replace("\n", " ")
             is_path = ann is Path or p.name in ("export", "from_file", "out", "subscriptions")
             opts.append(

@@ -5,11 +5,10 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from mqctl.backends.open import BackendOptions
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
     AccessKeyOpt,
@@ -30,9 +29,13 @@ from mqctl.cli.options import (
     resolve_format,
 )
 from mqctl.errors import UsageError
-from mqctl.model import JournalRecord, Target
-from mqctl.ops import reset as ops
-from mqctl.ops.planfile import STDOUT, PlanFile, check_export_target
+
+if TYPE_CHECKING:
+    from mqctl.backends.open import BackendOptions
+    from mqctl.model import JournalRecord, Target
+    from mqctl.ops.planfile import PlanFile
+
+STDOUT = "-"  # --export -: the JSON plan on stdout (ops.planfile.STDOUT)
 
 HELP = """Reset a consumer group's committed offsets to a point in time (or earliest, latest, an offset,
 a shift). DRY RUN BY DEFAULT: prints the plan and writes nothing; --execute applies it. The first
@@ -259,6 +262,9 @@ def reset_offset_by_time(
     if export is not None and export != STDOUT and Path(export).suffix.lower() not in (".json", ".csv"):
         raise UsageError(f"--export {export}: the file name must end in .json or .csv (or '-' for stdout)")
 
+    from mqctl.ops import reset as ops
+    from mqctl.ops.planfile import check_export_target
+
     live = LiveOptions(timeout, access_key, secret_key, tls, tls_insecure)
     options = backend_options(live, profile, ignore_abort_file=unsafe_ignore_abort_file)
     with _backend(record, store, profile, namesrv, options) as backend:
@@ -279,6 +285,8 @@ def reset_offset_by_time(
 
 def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-untyped-def]
     """The plan: the reverse of a journal record, a reviewed plan file, or a new one."""
+    from mqctl.ops import reset as ops
+
     if record is not None:
         return ops.plan_undo(backend, record)
     if plan_file is not None:
@@ -290,6 +298,7 @@ def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-un
 
 def _target(now: int, **given: object) -> tuple[Target, str, int]:
     """The one target the flags name, with mqadmin's -s text and millis for its plain header."""
+    from mqctl.model import Target
     from mqctl.ops.timeparse import parse_duration_ms, parse_timestamp, time_before
 
     explicit = given["explicit"]

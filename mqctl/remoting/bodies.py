@@ -22,20 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import ProtocolError, StoreCorruptError
-from mqctl.model import (
-    BrokerData,
-    ConsumeStats,
-    MessageQueue,
-    QueueData,
-    QueueStat,
-    SubscriptionGroup,
-    TopicConfig,
-    TopicRoute,
-)
-from mqctl.remoting.bodies_client import decode_consumer_connection, decode_running_info
+from mqctl.model import BrokerData, ConsumeStats, MessageQueue, QueueData, QueueStat, TopicRoute
 from mqctl.remoting.bodies_json import (
     INT32,
     as_list,
@@ -49,7 +39,37 @@ from mqctl.remoting.bodies_json import (
     run_store_decoder,
     to_int,
 )
-from mqctl.remoting.bodies_queue import CqAnswer, CqEntry, decode_query_consume_queue, decode_stored_message
+
+if TYPE_CHECKING:
+    from mqctl.model import SubscriptionGroup, TopicConfig
+    from mqctl.remoting.bodies_client import decode_consumer_connection, decode_running_info
+    from mqctl.remoting.bodies_queue import (
+        CqAnswer,
+        CqEntry,
+        decode_query_consume_queue,
+        decode_stored_message,
+    )
+
+# Decoders of the client and queue bodies live in their own modules, loaded on first use (a
+# consumerProgress needs neither): re-exported here by name.
+_ELSEWHERE = {
+    "decode_consumer_connection": "bodies_client",
+    "decode_running_info": "bodies_client",
+    "CqAnswer": "bodies_queue",
+    "CqEntry": "bodies_queue",
+    "decode_query_consume_queue": "bodies_queue",
+    "decode_stored_message": "bodies_queue",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _ELSEWHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"mqctl.remoting.{where}"), name)
+
 
 __all__ = [
     "ClusterInfo",

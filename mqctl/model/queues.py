@@ -1,0 +1,188 @@
+"""Queues and what brokers answer about them: routes, consume stats, positions; and what names a
+backend (BackendTarget, BackendWarning). The types nearly every command needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PERM_READ = 4
+
+PERM_WRITE = 2
+
+RETRY_PREFIX = "%RETRY%"
+
+
+@dataclass(frozen=True, order=False, slots=True)
+class MessageQueue:
+    """RocketMQ's MessageQueue: topic, brokerName, queueId."""
+
+    topic: str
+    broker_name: str
+    queue_id: int
+
+    def sort_key(self) -> tuple[bytes, bytes, int]:
+        # Java String.compareTo compares UTF-16 code units; utf-16-be bytes order the same way.
+        return (self.topic.encode("utf-16-be"), self.broker_name.encode("utf-16-be"), self.queue_id)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    name: str
+    read_queue_nums: int = 16
+    write_queue_nums: int = 16
+    perm: int = 6
+    order: bool = False
+    topic_filter_type: str = "SINGLE_TAG"
+    topic_sys_flag: int = 0
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def readable(self) -> bool:
+        return bool(self.perm & PERM_READ)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueData:
+    """One broker's share of a topic in a route (TopicRouteData.queueDatas)."""
+
+    broker_name: str
+    read_queue_nums: int
+    write_queue_nums: int
+    perm: int = 6
+    topic_sys_flag: int = 0
+
+    @property
+    def readable(self) -> bool:
+        return bool(self.perm & PERM_READ)
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerData:
+    """A broker group of a route (TopicRouteData.brokerDatas): broker id -> "ip:port"; id 0 = master."""
+
+    broker_name: str
+    cluster: str = ""
+    addrs: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def master_addr(self) -> str | None:
+        return next((a for i, a in self.addrs if i == 0), None)
+
+    def select_addr(self) -> str | None:
+        """The master if there is one, else any other (BrokerData.selectBrokerAddr)."""
+        return self.master_addr or (self.addrs[0][1] if self.addrs else None)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRoute:
+    """A topic's route, in the name server's order (a store backend reproduces that order)."""
+
+    topic: str
+    queue_datas: tuple[QueueData, ...]
+    broker_datas: tuple[BrokerData, ...] = ()
+
+    @property
+    def broker_names(self) -> tuple[str, ...]:
+        return tuple(q.broker_name for q in self.queue_datas)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStat:
+    """One queue of a group's consume stats (GET_CONSUME_STATS' OffsetWrapper, plus min offset)."""
+
+    queue: MessageQueue
+    broker_offset: int  # next offset to be written (max), clamped >= 0
+    consumer_offset: int  # committed offset; "none" reads as 0, as the broker clamps it
+    last_timestamp: int  # store time (ms) of the message at consumer_offset - 1; 0 when none
+    pull_offset: int | None = None  # max(consumer offset, last pull offset); None: not known (a store, 4.x)
+    min_offset: int | None = None  # None when not asked for (live: one more request per topic)
+    committed: bool | None = True  # False: the group has no committed offset here; None: unknown
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerFailure:
+    """A broker that could not answer one question: its name, address and why."""
+
+    broker_name: str
+    addr: str | None
+    message: str
+    exit_status: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeStats:
+    """A group's consume stats merged over the brokers that answered (examineConsumeStats)."""
+
+    group: str
+    queues: tuple[QueueStat, ...]
+    consume_tps: float = 0.0
+    failures: tuple[BrokerFailure, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOffset:
+    """A position in a queue: (queue, offset)."""
+
+    queue: MessageQueue
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSpan:
+    """A half-open range [start, end) of queue offsets."""
+
+    queue: MessageQueue
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueTime:
+    """A time to search a queue for, with the 5.x broker's boundary (``lower``: the first message
+    stored at or after it; ``upper``: the last one stored at or before it)."""
+
+    queue: MessageQueue
+    timestamp: int
+    boundary: str = "lower"
+
+
+@dataclass(frozen=True, slots=True)
+class TagCount:
+    """Tag-hash matches in a span; with verification, the matches whose real tag differs too."""
+
+    matched: int
+    collisions: int | None = None  # None unless verified against the messages themselves
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetChange:
+    """One queue of an offset write: committed offset before (-1 none) and after (-1 removes)."""
+
+    queue: MessageQueue
+    before: int
+    after: int
+
+
+@dataclass(frozen=True, slots=True)
+class BackendTarget:
+    """Which cluster a backend reads: enough to open it again (a journal records it for undo)."""
+
+    kind: str  # "store" | "live"
+    stores: tuple[tuple[str, str], ...] = ()  # store: (broker name, store root)
+    namesrv: str | None = None  # live: "host:port;host:port"
+
+    def describe(self) -> str:
+        if self.kind == "store":
+            return ", ".join(f"{n}={p}" for n, p in self.stores)
+        return f"name server {self.namesrv}"
+
+
+@dataclass(frozen=True, slots=True)
+class BackendWarning:
+    """Something a backend noticed while answering ("consumerOffset.json is empty; using .bak")."""
+
+    source: str  # a broker name, an address, or "" for the backend as a whole
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}" if self.source else self.message
