@@ -119,9 +119,11 @@ class BrokerResponseError(MqctlError):
         addr: str,
         request: str = "request",
         hint: str | None = None,
+        code_name: str | None = None,
     ) -> None:
         text = " ".join((remark or "").split()) or "no remark"
-        super().__init__(f"{addr} refused {request}: code {code}: {text}", hint)
+        named = f"code {code} {code_name}" if code_name else f"code {code}"
+        super().__init__(f"{addr} refused {request}: {named}: {text}", hint)
         self.code = code
         self.remark = remark
         self.addr = addr

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from mqctl.errors import BrokerResponseError, MqctlError, NotFoundError, ProtocolError, UnreachableError
 from mqctl.model import BrokerData, TopicRoute
-from mqctl.remoting.codes import RequestCode, ResponseCode, request_name
+from mqctl.remoting.codes import RequestCode, ResponseCode, request_name, response_name
 
 if TYPE_CHECKING:
     from mqctl.remoting.bodies import ClusterInfo
@@ -60,7 +60,9 @@ class LiveNet:
         if isinstance(result, MqctlError):
             raise result
         if result.code != ResponseCode.SUCCESS:
-            raise BrokerResponseError(result.code, result.remark, addr, request_name(code))
+            raise BrokerResponseError(
+                result.code, result.remark, addr, request_name(code), code_name=response_name(result.code)
+            )
         return result
 
     def ns_call(self, code: int, fields: Mapping[str, object] | None = None) -> tuple[str, RemotingCommand]:

@@ -121,9 +121,6 @@ class GroupRef:
     name: str
     found_in: tuple[str, ...]
 
-    @property
-    def listed_by_mqadmin(self) -> bool:
-        return FOUND_RETRY_TOPIC in self.found_in
 
 
 # The broker's predefined groups (rocketmq-store.md 8.2): not users' groups, left out of overviews.

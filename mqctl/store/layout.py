@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,44 +81,3 @@ class StoreLayout:
         if not topic or topic in (".", "..") or "/" in topic or "\0" in topic:
             raise StoreError(f"invalid topic name for a store path: {topic!r}")
         return self.consumequeue_dir / topic / str(int(queue_id))
-
-    @property
-    def lock_path(self) -> Path:
-        return self.root / "lock"
-
-    @property
-    def abort_path(self) -> Path:
-        return self.root / "abort"
-
-    def lock_held(self) -> bool:
-        """Whether another process holds the broker's lock on byte 0 of ``lock`` (a live broker).
-
-        Never creates or truncates the file. POSIX record locks belong to the process and are
-        all dropped when any of its descriptors for the file closes, so this must not be
-        called while this same process holds a lock on ``lock``.
-        """
-        try:
-            fd = os.open(self.lock_path, os.O_RDWR)
-            mode = fcntl.LOCK_EX
-        except FileNotFoundError:
-            return False
-        except PermissionError:
-            # A read-only store: a shared lock still conflicts with the broker's exclusive one.
-            try:
-                fd = os.open(self.lock_path, os.O_RDONLY)
-            except OSError as exc:
-                raise StoreError(f"cannot open {self.lock_path}: {exc.strerror}") from None
-            mode = fcntl.LOCK_SH
-        except OSError as exc:
-            raise StoreError(f"cannot open {self.lock_path}: {exc.strerror}") from None
-        try:
-            try:
-                fcntl.lockf(fd, mode | fcntl.LOCK_NB, 1, 0)
-            except OSError as exc:
-                if exc.errno in (errno.EACCES, errno.EAGAIN):
-                    return True
-                raise StoreError(f"cannot test the lock on {self.lock_path}: {exc.strerror}") from None
-            fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0)
-            return False
-        finally:
-            os.close(fd)

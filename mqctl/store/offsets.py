@@ -138,22 +138,6 @@ class OffsetTable:
     data_version: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def _split_keys(self) -> Iterable[tuple[str, str, str]]:
-        for key in self.offsets:
-            parts = split_offset_key(key)
-            if parts is not None and parts[2] == COMMITTED:
-                yield key, parts[0], parts[1]
-
-    def groups(self) -> list[str]:
-        return sorted({group for _, _, group in self._split_keys()})
-
-    def for_group(self, group: str) -> dict[str, dict[int, int]]:
-        """topic -> {queueId: offset} for one group (copies; the table stays untouched)."""
-        return {topic: dict(self.offsets[key]) for key, topic, g in self._split_keys() if g == group}
-
-    def topics_of(self, group: str) -> list[str]:
-        return sorted(self.for_group(group))
-
     def with_offsets(
         self, group: str, changes: Mapping[tuple[str, int], int], now_ms: int | None = None
     ) -> OffsetTable:

@@ -25,6 +25,7 @@ from typing import Any
 from mqctl.errors import UsageError
 from mqctl.fastjson import dumps_pretty
 from mqctl.model import java_string_hash
+from mqctl.store.metadata import default_group_config
 from mqctl.store.offsets import OffsetTable, encode_consumer_offsets
 
 __all__ = [
@@ -58,21 +59,6 @@ _PENDING_LIMIT = 1 << 20  # bound the memory of buffered commit-log bytes
 Host = tuple[str, int]
 
 # Default bean values of a SubscriptionGroupConfig as a 5.3.3 broker persists it (spec 2.4).
-DEFAULT_GROUP_FIELDS: dict[str, Any] = {
-    "attributes": {},
-    "brokerId": 0,
-    "consumeBroadcastEnable": True,
-    "consumeEnable": True,
-    "consumeFromMinEnable": True,
-    "consumeMessageOrderly": False,
-    "consumeTimeoutMinute": 15,
-    "groupRetryPolicy": {"type": "CUSTOMIZED"},
-    "groupSysFlag": 0,
-    "notifyConsumerIdsChangedEnable": True,
-    "retryMaxTimes": 16,
-    "retryQueueNums": 1,
-    "whichBrokerWhenConsumeSlowly": 1,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,10 +294,11 @@ class StoreWriter:
         """Add a subscription group; ``fields`` override the defaults by their JSON (camelCase) names."""
         if name in self.groups:
             raise ValueError(f"group {name} exists")
-        unknown = set(fields) - set(DEFAULT_GROUP_FIELDS) - {"subscriptionDataSet"}
+        defaults = default_group_config(name)
+        unknown = set(fields) - set(defaults) - {"subscriptionDataSet"}
         if unknown:
             raise ValueError(f"unknown subscription group fields: {sorted(unknown)}")
-        config = {**DEFAULT_GROUP_FIELDS, **fields, "groupName": name}
+        config = {**defaults, **fields, "groupName": name}
         self.groups[name] = dict(sorted(config.items()))
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
@@ -488,10 +475,6 @@ class StoreWriter:
     @property
     def commitlog_max_offset(self) -> int:
         return self._segment_start + self._segment_pos
-
-    @property
-    def newest_store_timestamp(self) -> int | None:
-        return self._last_store_ts
 
     def truth_max_offset(self, topic: str, queue_id: int) -> int:
         """Next queue offset to be written = number of messages ever put in the queue."""

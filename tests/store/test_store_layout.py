@@ -10,6 +10,7 @@ import pytest
 
 from mqctl.errors import StoreCorruptError, StoreError, StoreUnsupportedError
 from mqctl.store.layout import StoreLayout
+from mqctl.store.safewrite import broker_lock_held
 
 
 def make_store(root: Path) -> Path:
@@ -26,8 +27,6 @@ def test_paths(tmp_path: Path) -> None:
     assert s.consumequeue_dir == tmp_path / "consumequeue"
     assert s.commitlog_dirs == [tmp_path / "commitlog"]
     assert s.queue_dir("%RETRY%g", 3) == tmp_path / "consumequeue" / "%RETRY%g" / "3"
-    assert s.lock_path == tmp_path / "lock"
-    assert s.abort_path == tmp_path / "abort"
 
 
 @pytest.mark.parametrize("topic", ["", "..", "a/b"])
@@ -90,7 +89,7 @@ def test_errors_are_not_corrupt_errors(tmp_path: Path) -> None:
     assert not isinstance(exc.value, StoreCorruptError)
 
 
-# --- lock ------------------------------------------------------------------------------------
+# --- lock (the one probe: safewrite.broker_lock_held) ---------------------------------------
 
 HOLDER = """
 import fcntl, os, sys
@@ -103,42 +102,42 @@ sys.stdin.read()
 
 def test_lock_missing_file_is_not_held_and_not_created(tmp_path: Path) -> None:
     s = StoreLayout.open(make_store(tmp_path), "b")
-    assert not s.lock_held()
-    assert not s.lock_path.exists()
+    assert not broker_lock_held(s.root)
+    assert not (s.root / "lock").exists()
 
 
 def test_lock_held_by_another_process(tmp_path: Path) -> None:
     s = StoreLayout.open(make_store(tmp_path), "b")
-    s.lock_path.write_bytes(b"lock")
-    assert not s.lock_held()
+    (s.root / "lock").write_bytes(b"lock")
+    assert not broker_lock_held(s.root)
     child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(s.lock_path)],
+        [sys.executable, "-c", HOLDER, str(s.root / "lock")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "locked"
-        assert s.lock_held()
-        assert s.lock_held()  # probing did not disturb the holder
+        assert broker_lock_held(s.root)
+        assert broker_lock_held(s.root)  # probing did not disturb the holder
     finally:
         child.communicate("", timeout=10)
-    assert not s.lock_held()
-    assert s.lock_path.read_bytes() == b"lock"  # never truncated
+    assert not broker_lock_held(s.root)
+    assert (s.root / "lock").read_bytes() == b"lock"  # never truncated
 
 
 def test_lock_on_other_byte_is_not_the_broker_lock(tmp_path: Path) -> None:
     s = StoreLayout.open(make_store(tmp_path), "b")
-    s.lock_path.write_bytes(b"lock")
+    (s.root / "lock").write_bytes(b"lock")
     holder = HOLDER.replace("1, 0)", "1, 2)")
     child = subprocess.Popen(
-        [sys.executable, "-c", holder, str(s.lock_path)],
+        [sys.executable, "-c", holder, str(s.root / "lock")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "locked"
-        assert not s.lock_held()
+        assert not broker_lock_held(s.root)
     finally:
         child.communicate("", timeout=10)
