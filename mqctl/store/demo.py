@@ -124,43 +124,43 @@ def build_demo_store(root: Path, *, now_ms: int | None = None, seed: int = 7) ->
         raise StoreError(f"cannot write the demo store in {root}: {exc.strerror or exc}") from None
 
 
-def _build(root: Path, now_ms: int | None, seed: int) -> DemoSummary:
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    rng = random.Random(seed)
-    w = StoreWriter(
-        Path(root),
-        broker_name=DEMO_BROKER_NAME,
-        cluster_name=DEMO_CLUSTER_NAME,
-        commitlog_file_size=DEMO_COMMITLOG_FILE_SIZE,
-        cq_file_size=DEMO_CQ_FILE_SIZE,
-    )
+GROUPS = (
+    "order-service",
+    "order-analytics",
+    "inventory-sync",
+    "legacy-reporting",
+    "payment-service",
+    "audit-reader",
+    "refund-service",
+)
+
+
+def _topology(w: StoreWriter) -> None:
     w.create_topic(ORDER_TOPIC, queues=4)
     w.create_topic(PAYMENT_TOPIC, queues=2)
     # Read-only now; its messages were written before an operator flipped it to perm 4.
     w.create_topic(AUDIT_TOPIC, queues=1, perm=4)
     w.create_topic(REFUND_TOPIC, queues=2)
     w.create_topic(PAYMENT_RETRY_TOPIC, queues=1)
-    groups = (
-        "order-service",
-        "order-analytics",
-        "inventory-sync",
-        "legacy-reporting",
-        "payment-service",
-        "audit-reader",
-        "refund-service",
-    )
-    for group in groups:
+    for group in GROUPS:
         w.create_group(group)
         # A push consumer in clustering mode gets its group's retry topic from the broker; that
         # topic is also how mqadmin's overview finds the group.
         if f"%RETRY%{group}" != PAYMENT_RETRY_TOPIC:
             w.create_topic(f"%RETRY%{group}", queues=1)
 
-    counters = {ORDER_TOPIC: 0, PAYMENT_TOPIC: 0, AUDIT_TOPIC: 0, PAYMENT_RETRY_TOPIC: 0}
 
-    def put(topic: str, ts: int) -> None:
-        n = counters[topic]
-        counters[topic] = n + 1
+class _Producer:
+    """The demo's messages, one topic's shape each; every random draw in a fixed order."""
+
+    def __init__(self, w: StoreWriter, rng: random.Random) -> None:
+        self.w, self.rng = w, rng
+        self.counters = {ORDER_TOPIC: 0, PAYMENT_TOPIC: 0, AUDIT_TOPIC: 0, PAYMENT_RETRY_TOPIC: 0}
+
+    def put(self, topic: str, ts: int) -> None:
+        w, rng = self.w, self.rng
+        n = self.counters[topic]
+        self.counters[topic] = n + 1
         born = ts - rng.randint(0, 40)
         if topic == ORDER_TOPIC:
             tag = rng.choice(["created", "created", "paid", None])
@@ -199,20 +199,13 @@ def _build(root: Path, now_ms: int | None, seed: int) -> DemoSummary:
                 reconsume_times=rng.randint(1, 3),
             )
 
-    # Phase 1: only OrderEvents existed; this history fills the first segment, which expires.
-    for ts in _store_times(rng, now - 4 * _HOUR, now - 3 * _HOUR, 700):
-        put(ORDER_TOPIC, ts)
-    # Phase 2: all topics interleaved, up to a few minutes ago.
-    mix = [ORDER_TOPIC] * 10 + [PAYMENT_TOPIC] * 6 + [AUDIT_TOPIC] * 3 + [PAYMENT_RETRY_TOPIC]
-    for ts in _store_times(rng, now - 3 * _HOUR, now - 5 * _MINUTE, 1600):
-        put(rng.choice(mix), ts)
 
-    w.expire_commitlog_before(1)
+def _commit(w: StoreWriter) -> dict[tuple[str, str, int], int]:
+    """Each group's committed offsets, in the state the module docstring describes."""
+    committed: dict[tuple[str, str, int], int] = {}
 
     def bounds(topic: str, qid: int) -> tuple[int, int]:
         return w.truth_min_offset(topic, qid), w.truth_max_offset(topic, qid)
-
-    committed: dict[tuple[str, str, int], int] = {}
 
     def commit(group: str, topic: str, qid: int, offset: int) -> None:
         w.commit_offset(group, topic, qid, offset)
@@ -231,9 +224,32 @@ def _build(root: Path, now_ms: int | None, seed: int) -> DemoSummary:
         commit("payment-service", PAYMENT_TOPIC, qid, bounds(PAYMENT_TOPIC, qid)[1] - lag)
     commit("payment-service", PAYMENT_RETRY_TOPIC, 0, bounds(PAYMENT_RETRY_TOPIC, 0)[1] - 4)
     commit("audit-reader", AUDIT_TOPIC, 0, bounds(AUDIT_TOPIC, 0)[1] - 25)
+    return committed
 
+
+def _build(root: Path, now_ms: int | None, seed: int) -> DemoSummary:
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    rng = random.Random(seed)
+    w = StoreWriter(
+        Path(root),
+        broker_name=DEMO_BROKER_NAME,
+        cluster_name=DEMO_CLUSTER_NAME,
+        commitlog_file_size=DEMO_COMMITLOG_FILE_SIZE,
+        cq_file_size=DEMO_CQ_FILE_SIZE,
+    )
+    _topology(w)
+    producer = _Producer(w, rng)
+    # Phase 1: only OrderEvents existed; this history fills the first segment, which expires.
+    for ts in _store_times(rng, now - 4 * _HOUR, now - 3 * _HOUR, 700):
+        producer.put(ORDER_TOPIC, ts)
+    # Phase 2: all topics interleaved, up to a few minutes ago.
+    mix = [ORDER_TOPIC] * 10 + [PAYMENT_TOPIC] * 6 + [AUDIT_TOPIC] * 3 + [PAYMENT_RETRY_TOPIC]
+    for ts in _store_times(rng, now - 3 * _HOUR, now - 5 * _MINUTE, 1600):
+        producer.put(rng.choice(mix), ts)
+    w.expire_commitlog_before(1)
+    committed = _commit(w)
     queue_offsets = {
-        (topic, qid): bounds(topic, qid)
+        (topic, qid): (w.truth_min_offset(topic, qid), w.truth_max_offset(topic, qid))
         for topic, cfg in w.topics.items()
         for qid in range(cfg["readQueueNums"])
     }
@@ -253,7 +269,7 @@ def _build(root: Path, now_ms: int | None, seed: int) -> DemoSummary:
         earliest_store_timestamp=w.messages[0].store_timestamp,
         latest_store_timestamp=w.messages[-1].store_timestamp,
         topics=tuple(w.topics),
-        groups=groups,
+        groups=GROUPS,
         queue_offsets=queue_offsets,
         committed=committed,
     )
