@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         TagCount,
         TopicConfig,
         TopicRoute,
+        WriteResult,
     )
 
 
@@ -56,10 +57,10 @@ class OffsetWrite(Protocol):
         """Per queue: the committed offset now (re-read) and the one the write will set."""
         ...
 
-    def commit(self) -> Sequence[str]:
-        """Apply; returns the brokers written. A failure part-way raises ``PartialWriteError``
-        naming the brokers that hold the new offsets (a store rolls back first; what it could
-        not roll back is named)."""
+    def commit(self) -> WriteResult:
+        """Apply; returns the brokers written and each queue read back. A failure part-way
+        raises ``PartialWriteError`` naming the brokers that hold the new offsets (a store rolls
+        back first; what it could not roll back is named)."""
         ...
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.backends.live_net import LiveNet
-from mqctl.errors import MqctlError, NotAvailableError, NotFoundError, UnreachableError
+from mqctl.errors import MqctlError, NotFoundError, UnreachableError
 from mqctl.model import RETRY_PREFIX, BackendTarget, BackendWarning, BrokerFailure, ConsumeStats
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
@@ -303,8 +303,13 @@ class LiveBackend:
     def begin_offsets_write(
         self, group: str, targets: Mapping[MessageQueue, int], expected: Mapping[MessageQueue, int] | None
     ) -> OffsetWrite:
-        raise NotAvailableError(
-            "resetting offsets on a live cluster is not available in this version",
-            "plan it here (a dry run works live) and apply it with mqadmin resetOffsetByTime, or use "
-            "--store on a stopped broker",
-        )
+        from mqctl.backends.live_write import LiveOffsetWrite
+
+        return LiveOffsetWrite(self, group, targets, expected)
+
+    def group_online(self, group: str) -> int:
+        """How many clients of the group are connected (0 when none or unknown)."""
+        try:
+            return len(self.consumer_connection(group).connections)
+        except MqctlError:
+            return 0

@@ -38,6 +38,7 @@ from mqctl.model import (
     TagCount,
     TopicConfig,
     TopicRoute,
+    WriteResult,
     group_of_retry_topic,
 )
 
@@ -295,9 +296,11 @@ class _StoreOffsetWrite:
     def changes(self) -> Sequence[OffsetChange]:
         return self._write.changes
 
-    def commit(self) -> Sequence[str]:
+    def commit(self) -> WriteResult:
+        from mqctl.model import WriteResult
+
         with _os_errors():
-            return self._write.commit()
+            return WriteResult(tuple(self._write.commit()), "store")
 
 
 class _os_errors:  # noqa: N801 - used as a context manager, like contextlib's

@@ -279,8 +279,28 @@ def reset_offset_by_time(
         journal = ops.apply_plan(backend, plan) if execute else None
         for w in backend.take_warnings():
             warn(str(w))
+    _report_write(journal)
     exported = _export(plan, journal, export, export_path, overwrite)
     _render(plan, journal, resolve_format(output), ts_text or plan.target.text, ts_long, exported)
+
+
+def _report_write(journal) -> None:  # type: ignore[no-untyped-def]
+    """How a live write went, queue by queue, on stderr (the first stdout line has the summary)."""
+    result = None if journal is None else journal.result
+    if result is None:
+        return
+    for line in result.notes:
+        warn(line)
+    for c in result.not_taken[:20]:
+        q = c.queue
+        warn(
+            f"{q.broker_name} {q.topic} queue {q.queue_id}: target {c.target}, now {c.now}: {c.note or 'not applied'}"
+        )
+    moved = [c for c in result.checks if c.drift]
+    if moved:
+        warn(
+            f"{len(moved)} queue(s) had moved since the plan (online consumers); the plan's targets were applied"
+        )
 
 
 def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-untyped-def]

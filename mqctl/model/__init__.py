@@ -14,6 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _WHERE = {
+    "AppliedQueue": "queues",
+    "WriteResult": "queues",
     "AllocationResult": "allocation",
     "BackendTarget": "queues",
     "BackendWarning": "queues",
@@ -134,6 +136,7 @@ if TYPE_CHECKING:
         PERM_READ,
         PERM_WRITE,
         RETRY_PREFIX,
+        AppliedQueue,
         BackendTarget,
         BackendWarning,
         BrokerData,
@@ -149,6 +152,7 @@ if TYPE_CHECKING:
         TagCount,
         TopicConfig,
         TopicRoute,
+        WriteResult,
     )
     from mqctl.model.results import (
         GroupProgress,

@@ -122,7 +122,6 @@ class GroupRef:
     found_in: tuple[str, ...]
 
 
-
 # The broker's predefined groups (rocketmq-store.md 8.2): not users' groups, left out of overviews.
 SYSTEM_GROUPS = frozenset(
     {

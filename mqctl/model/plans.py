@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mqctl.model.queues import BackendTarget, OffsetChange
+from mqctl.model.queues import BackendTarget, OffsetChange, WriteResult
 
 TargetKind = Literal["time", "earliest", "latest", "offset", "shift", "explicit", "file", "undo"]
 
@@ -91,6 +91,7 @@ class JournalRecord:
     note: str | None = None
     applied_brokers: tuple[str, ...] = ()  # PARTIAL: the brokers that hold the new offsets
     path: Path | None = field(default=None, compare=False)
+    result: WriteResult | None = field(default=None, compare=False)  # this run's write (not persisted)
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {

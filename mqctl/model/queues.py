@@ -186,3 +186,32 @@ class BackendWarning:
 
     def __str__(self) -> str:
         return f"{self.source}: {self.message}" if self.source else self.message
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedQueue:
+    """One queue of an applied write, read back from the cluster afterwards."""
+
+    queue: MessageQueue
+    target: int
+    now: int | None  # the committed offset read back; None when it could not be read
+    drift: int = 0  # how far the queue had moved between the plan and the write (online groups)
+    note: str | None = None  # why it did not take ("Offset has been previously reset", ...)
+
+    @property
+    def took(self) -> bool:
+        return self.now == self.target
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What an offset write did: the brokers written, how (``method``), each queue read back."""
+
+    brokers: tuple[str, ...]
+    method: str  # "store" | "broker-reset" (INVOKE_BROKER_TO_RESET_OFFSET) | "offset-update" (UPDATE_CONSUMER_OFFSET)
+    checks: tuple[AppliedQueue, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def not_taken(self) -> list[AppliedQueue]:
+        return [c for c in self.checks if not c.took]

@@ -165,7 +165,7 @@ def apply_journalled(
         record = JournalRecord(_new_id(group, now), now, PENDING, group, target, tuple(write.changes), note)
         path = _write(record, d)
         try:
-            write.commit()
+            result = write.commit()
         except PartialWriteError as exc:
             partial = replace(record, state=PARTIAL, applied_brokers=tuple(exc.applied))
             with contextlib.suppress(StoreError):
@@ -181,5 +181,5 @@ def apply_journalled(
     except StoreError:
         # The offsets are written; a record left pending is resolved by undo, which looks at the
         # cluster. Failing now would report a landed write as failed.
-        return replace(record, path=path)
-    return applied
+        return replace(record, path=path, result=result)
+    return replace(applied, result=result)

@@ -196,7 +196,24 @@ def plan_reset(
         raise NotFoundError(f"topic {topic!r} does not exist on any broker ({brokers})") from None
     queues = _queues(backend.consume_stats(group, topic))
     rows = _rows(backend, _selected(backend, route, queues, broker, queue), target, force)
-    return ResetPlan(group, topic, target, force, rows, single_queue=queue is not None)
+    return with_online_note(
+        backend, ResetPlan(group, topic, target, force, rows, single_queue=queue is not None)
+    )
+
+
+def with_online_note(backend: Backend, plan: ResetPlan) -> ResetPlan:
+    """Live: whether the group has clients online, which decides how a reset is applied."""
+    from mqctl.errors import MqctlError, NotAvailableError
+
+    try:
+        clients = len(backend.consumer_connection(plan.group).connections)
+    except NotAvailableError:
+        return plan  # a store: no clients to tell
+    except MqctlError:
+        clients = 0
+    if clients:
+        return note(plan, f"group online ({clients} client(s)): the brokers reset and tell the clients")
+    return note(plan, "group offline: nobody consumes, the brokers take the offsets as they are")
 
 
 def note(plan: ResetPlan, text: str) -> ResetPlan:
@@ -260,7 +277,7 @@ def _replan(
         raise RefusedError(moved_message(moved[:3]) + more + "; nothing written")
     rows = _with_times(backend, planned)
     topics = sorted({r.topic for r in rows})
-    return ResetPlan(group, ",".join(topics), target, True, rows, undo_of=undo_of)
+    return with_online_note(backend, ResetPlan(group, ",".join(topics), target, True, rows, undo_of=undo_of))
 
 
 def plan_from_file(backend: Backend, plan_file: PlanFile, path: str) -> ResetPlan:

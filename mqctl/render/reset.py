@@ -23,8 +23,17 @@ def status_line(plan: ResetPlan, journal: JournalRecord | None, exported: str | 
             return f"DRY RUN: offsets unchanged ({what}){where}; add --execute to apply"
         return f"DRY RUN: nothing written ({what}); add --execute to apply"
     state = "" if journal.state == "applied" else f" (journal left {journal.state}: see --undo)"
+    took = ""
+    result = journal.result
+    if result is not None and result.checks:
+        missed = len(result.not_taken)
+        took = (
+            f"; all {len(result.checks)} queue(s) read back at their targets"
+            if not missed
+            else f"; {missed} of {len(result.checks)} queue(s) NOT at their targets (listed on stderr)"
+        )
     return (
-        f"EXECUTED: offsets written ({what}); journal {journal.id}{state}, undo with --undo {journal.id}"
+        f"EXECUTED: offsets written ({what}){took}; journal {journal.id}{state}, undo with --undo {journal.id}"
         + where
     )
 

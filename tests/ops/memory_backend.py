@@ -38,6 +38,7 @@ from mqctl.model import (
     TagCount,
     TopicConfig,
     TopicRoute,
+    WriteResult,
     java_string_hash,
 )
 
@@ -250,7 +251,7 @@ class MemoryWrite:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def commit(self) -> list[str]:
+    def commit(self) -> WriteResult:
         from mqctl.errors import ExitStatus, PartialWriteError
 
         brokers = list(dict.fromkeys(c.queue.broker_name for c in self.changes))
@@ -268,4 +269,4 @@ class MemoryWrite:
                         offsets[key] = c.after
             done.append(b)
         self.backend.writes.append({c.queue: c.after for c in self.changes})
-        return done
+        return WriteResult(tuple(done), "memory")

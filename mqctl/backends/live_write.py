@@ -1,0 +1,192 @@
+"""Offset writes on a live cluster, the way the broker expects them, then read back.
+
+Phase one (entering): the committed offset of every target queue (QUERY_CONSUMER_OFFSET, none =
+-1) and whether the group is online (GET_CONSUMER_CONNECTION_LIST). An offline group whose
+offsets differ from the plan's is refused (nothing applied): nobody else moves them, so a
+difference means the plan is stale. An online group's offsets move all the time: the plan's
+targets are applied as absolute offsets and each queue's drift since the plan is reported.
+
+Phase two (commit): per queue, INVOKE_BROKER_TO_RESET_OFFSET with the explicit offset (the 5.x
+server-side reset: the broker writes its table and tells the clients at their next pull); a
+broker answering CONSUMER_NOT_ONLINE (4.x, or 5.x with server-side reset off, for an offline
+group) gets UPDATE_CONSUMER_OFFSET queue by queue instead, as mqadmin falls back — and the result
+says so. Then every queue is read back: the report shows, per queue, whether it took.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from mqctl.errors import ExitStatus, MqctlError, PartialWriteError, RefusedError
+from mqctl.model import AppliedQueue, MessageQueue, OffsetChange, WriteResult
+from mqctl.remoting.codes import RequestCode, ResponseCode
+
+if TYPE_CHECKING:
+    from mqctl.backends.live import LiveBackend
+
+PREVIOUSLY_RESET = "Offset has been previously reset"
+
+
+class LiveOffsetWrite:
+    def __init__(
+        self,
+        backend: LiveBackend,
+        group: str,
+        targets: Mapping[MessageQueue, int],
+        expected: Mapping[MessageQueue, int] | None,
+    ) -> None:
+        self.backend, self.group = backend, group
+        self.targets = dict(targets)
+        self.expected = dict(expected or {})
+        self.changes: list[OffsetChange] = []
+        self.online = False
+        self._drift: dict[MessageQueue, int] = {}
+
+    def __enter__(self) -> LiveOffsetWrite:
+        current = committed_offsets(self.backend, self.group, list(self.targets))
+        self.online = _online(self.backend, self.group)
+        moved = []
+        for mq, target in self.targets.items():
+            now = current[mq]
+            want = self.expected.get(mq)
+            # The stats the plan came from show "no committed offset" as 0.
+            if want is not None and now != want and not (now == -1 and want == 0):
+                moved.append(
+                    f"{mq.broker_name} {mq.topic} queue {mq.queue_id} is {now}, plan expected {want}"
+                )
+                self._drift[mq] = now - want
+            self.changes.append(OffsetChange(mq, now, target))
+        if moved and not self.online:
+            more = f" (and {len(moved) - 3} more)" if len(moved) > 3 else ""
+            raise RefusedError(
+                "offsets moved since the plan was made (the group is offline, so nobody else should "
+                "have moved them): " + "; ".join(moved[:3]) + more + "; nothing applied"
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def commit(self) -> WriteResult:
+        brokers = list(dict.fromkeys(mq.broker_name for mq in self.targets))
+        resets = [_reset_request(self.group, mq, off) for mq, off in self.targets.items()]
+        answers = self.backend.ask(resets)
+        done: list[str] = []
+        fallback: dict[MessageQueue, int] = {}
+        failed: dict[str, str] = {}
+        notes: dict[MessageQueue, str] = {}
+        for (mq, off), r in zip(self.targets.items(), answers):
+            if isinstance(r, MqctlError):
+                failed.setdefault(mq.broker_name, r.message)
+            elif r.code == ResponseCode.CONSUMER_NOT_ONLINE:
+                fallback[mq] = off  # a broker resetting through its clients, and none is online
+            elif r.code != ResponseCode.SUCCESS:
+                failed.setdefault(mq.broker_name, f"code {r.code}: {' '.join((r.remark or '').split())}")
+        method = "broker-reset"
+        if fallback:
+            method = "offset-update" if len(fallback) == len(self.targets) else "broker-reset+offset-update"
+            self._update(fallback, failed, notes)
+        done = [b for b in brokers if b not in failed]
+        checks = self._read_back(notes)
+        if failed:
+            why = "; ".join(f"{b}: {m}" for b, m in failed.items())
+            raise PartialWriteError(
+                f"{len(failed)} of {len(brokers)} broker(s) did not take the reset ({why}); "
+                f"{', '.join(done) or 'none'} did (kept in the journal)",
+                done,
+                _status(failed),
+            )
+        extra: tuple[str, ...] = ()
+        if fallback:
+            extra = (
+                f"the group has no client online: offsets written queue by queue (UPDATE_CONSUMER_OFFSET) "
+                f"for {len(fallback)} queue(s), as mqadmin falls back",
+            )
+        return WriteResult(tuple(done), method, checks, extra)
+
+    def _update(
+        self, queues: Mapping[MessageQueue, int], failed: dict[str, str], notes: dict[MessageQueue, str]
+    ) -> None:
+        requests = [
+            (
+                mq.broker_name,
+                RequestCode.UPDATE_CONSUMER_OFFSET,
+                {"consumerGroup": self.group, "topic": mq.topic, "queueId": mq.queue_id, "commitOffset": off},
+            )
+            for mq, off in queues.items()
+        ]
+        for mq, r in zip(queues, self.backend.ask(requests)):
+            if isinstance(r, MqctlError):
+                failed.setdefault(mq.broker_name, r.message)
+            elif r.code != ResponseCode.SUCCESS:
+                failed.setdefault(mq.broker_name, f"code {r.code}: {' '.join((r.remark or '').split())}")
+            elif r.remark and PREVIOUSLY_RESET in r.remark:
+                notes[mq] = r.remark  # a server-side reset is pending: the broker ignored this write
+
+    def _read_back(self, notes: dict[MessageQueue, str]) -> tuple[AppliedQueue, ...]:
+        try:
+            now = committed_offsets(self.backend, self.group, list(self.targets))
+        except MqctlError as exc:
+            return tuple(
+                AppliedQueue(mq, t, None, self._drift.get(mq, 0), f"not read back: {exc.message}")
+                for mq, t in self.targets.items()
+            )
+        out = []
+        for mq, target in self.targets.items():
+            note = notes.get(mq)
+            if note is None and now[mq] != target:
+                note = "moved again since the write (a consumer committed)" if self.online else "not applied"
+            out.append(AppliedQueue(mq, target, now[mq], self._drift.get(mq, 0), note))
+        return tuple(out)
+
+
+def _reset_request(group: str, mq: MessageQueue, offset: int) -> tuple[str, int, Mapping[str, object]]:
+    # timestamp 0 and isForce: with an explicit queue and offset, the broker uses the offset
+    # (checked against [min, max + 1]); the field is literally named isForce.
+    fields = {
+        "topic": mq.topic,
+        "group": group,
+        "timestamp": 0,
+        "isForce": True,
+        "queueId": mq.queue_id,
+        "offset": offset,
+    }
+    return (mq.broker_name, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, fields)
+
+
+def _status(failed: Mapping[str, str]) -> ExitStatus:
+    text = " ".join(failed.values()).lower()
+    if "timed out" in text or "unreachable" in text or "connect" in text or "closed" in text:
+        return ExitStatus.UNREACHABLE
+    return ExitStatus.REFUSED
+
+
+def committed_offsets(
+    backend: LiveBackend, group: str, queues: Sequence[MessageQueue]
+) -> dict[MessageQueue, int]:
+    """QUERY_CONSUMER_OFFSET per queue, pipelined; -1 where the group has none (QUERY_NOT_FOUND)."""
+    from mqctl.remoting.frame import ext_int
+
+    requests = [
+        (
+            mq.broker_name,
+            RequestCode.QUERY_CONSUMER_OFFSET,
+            {"consumerGroup": group, "topic": mq.topic, "queueId": mq.queue_id, "setZeroIfNotFound": False},
+        )
+        for mq in queues
+    ]
+    out: dict[MessageQueue, int] = {}
+    for mq, req, r in zip(queues, requests, backend.ask(requests)):
+        if not isinstance(r, MqctlError) and r.code == ResponseCode.QUERY_NOT_FOUND:
+            out[mq] = -1
+        else:
+            out[mq] = ext_int(backend.net.ok(r, backend.net.broker_addr(mq.broker_name), req[1]), "offset")
+    return out
+
+
+def _online(backend: LiveBackend, group: str) -> bool:
+    try:
+        return bool(backend.consumer_connection(group).connections)
+    except MqctlError:
+        return False
