@@ -231,21 +231,28 @@ class LiveBackend:
         return replace(stats, queues=tuple(replace(q, min_offset=mins.get(q.queue)) for q in stats.queues))
 
     def consumer_connection(self, group: str) -> ConsumerConnection:
+        """GET_CONSUMER_CONNECTION_LIST from the first broker of the group's route that answers
+        (clients register with every broker; mqadmin asks a random one)."""
         from mqctl.remoting.bodies import decode_consumer_connection
 
-        brokers = [b for b in self._group_brokers(group, None) if b.select_addr()]
+        brokers = [b.broker_name for b in self._group_brokers(group, None) if b.select_addr()]
         if not brokers:
             raise NotFoundError(f"consumer group {group!r}: no broker to ask")
-        request = (brokers[0].broker_name, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group})
-        (result,) = self.ask([request])
-        if not isinstance(result, MqctlError) and result.code == ResponseCode.CONSUMER_NOT_ONLINE:
+        code = RequestCode.GET_CONSUMER_CONNECTION_LIST
+        result, last = None, None
+        for broker in brokers:
+            (result,) = self.ask([(broker, code, {"consumerGroup": group})])
+            if not isinstance(result, MqctlError):
+                break
+            last = result  # unreachable: the next broker knows the same clients
+        if result is None or isinstance(result, MqctlError):
+            raise last or UnreachableError(f"no broker of group {group!r} answered")
+        if result.code == ResponseCode.CONSUMER_NOT_ONLINE:
             raise NotFoundError(
                 f"consumer group {group!r} has no consumer online (the broker's answer: {result.remark})",
                 "connections exist only while clients run; consumerProgress shows the group's offsets",
             )
-        conn = decode_consumer_connection(
-            self.net.ok(result, self.net.broker_addr(request[0]), request[1]).body, group
-        )
+        conn = decode_consumer_connection(self.net.ok(result, self.net.broker_addr(broker), code).body, group)
         if not conn.connections:
             raise NotFoundError(f"consumer group {group!r} has no consumer online")
         return conn

@@ -43,8 +43,9 @@ def _retry_groups(backend: LiveBackend) -> list[str]:
     return list(dict.fromkeys(g for g in groups if g))
 
 
-def _table_groups(backend: LiveBackend, brokers: list[str]) -> tuple[set[str], set[str]]:
-    """Groups with committed offsets, and groups with a subscription config, on any broker."""
+def _table_groups(backend: LiveBackend, brokers: list[str]) -> tuple[set[str], set[str], dict[str, str]]:
+    """Groups with committed offsets, groups with a subscription config (on any broker), and the
+    brokers that did not answer (their groups may be missing: the caller says so)."""
     from mqctl.remoting.bodies import decode_consumer_offsets_body, decode_subscription_groups_body
     from mqctl.store.offsets import COMMITTED, split_offset_key
 
@@ -52,8 +53,12 @@ def _table_groups(backend: LiveBackend, brokers: list[str]) -> tuple[set[str], s
     requests += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
     with_offsets: set[str] = set()
     with_config: set[str] = set()
-    for (_b, code, _f), r in zip(requests, backend.ask(requests)):
-        if isinstance(r, MqctlError) or r.code != ResponseCode.SUCCESS or not r.body:
+    dead: dict[str, str] = {}
+    for (b, code, _f), r in zip(requests, backend.ask(requests)):
+        if isinstance(r, MqctlError):
+            dead.setdefault(b, r.message)
+            continue
+        if r.code != ResponseCode.SUCCESS or not r.body:
             continue  # "No consumer offset in this broker" and kin: nothing to add
         if code == RequestCode.GET_ALL_CONSUMER_OFFSET:
             for key in decode_consumer_offsets_body(r.body):
@@ -62,34 +67,36 @@ def _table_groups(backend: LiveBackend, brokers: list[str]) -> tuple[set[str], s
                     with_offsets.add(parts[1])
         else:
             with_config.update(decode_subscription_groups_body(r.body))
-    return with_offsets, {g for g in with_config if not is_system_group(g)}
+    return with_offsets, {g for g in with_config if not is_system_group(g)}, dead
 
 
-def _refs(backend: LiveBackend, brokers: list[str]) -> list[GroupRef]:
+def _refs(backend: LiveBackend, brokers: list[str]) -> tuple[list[GroupRef], dict[str, str]]:
     retry = _retry_groups(backend)
-    with_offsets, with_config = _table_groups(backend, brokers)
+    with_offsets, with_config, dead = _table_groups(backend, brokers)
     refs = [
         GroupRef(g, (FOUND_RETRY_TOPIC, FOUND_OFFSETS) if g in with_offsets else (FOUND_RETRY_TOPIC,))
         for g in retry
     ]
     refs += [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - set(retry))]
     refs += [GroupRef(g, (FOUND_SUBSCRIPTION,)) for g in sorted(with_config - set(retry) - with_offsets)]
-    return refs
+    return refs, dead
 
 
 def overview(backend: LiveBackend) -> list[GroupOverview]:
+    """Every group with its stats merged over every broker. A broker that does not answer is a
+    failure of every group's stats (so the command cannot end as if the numbers were whole)."""
     from mqctl.remoting.bodies import decode_consumer_connection
 
     brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
-    refs = _refs(backend, brokers)
+    refs, dead = _refs(backend, brokers)
+    alive = [b for b in brokers if b not in dead] or brokers
     stats_requests: list[list[Request]] = [
         [(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": r.name}) for b in brokers] for r in refs
     ]
-    conn_requests: list[Request] = (
-        [(brokers[0], RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": r.name}) for r in refs]
-        if brokers
-        else []
-    )
+    # Connections are registered with every broker: ask one that answers.
+    conn_requests: list[Request] = [
+        (alive[0], RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": r.name}) for r in refs
+    ]
     flat = [q for per_group in stats_requests for q in per_group]
     results = backend.ask(flat + conn_requests)
     out = []
@@ -101,8 +108,8 @@ def overview(backend: LiveBackend) -> list[GroupOverview]:
         except MqctlError as exc:
             stats, failure = None, exc.message
         conn: ConsumerConnection | None = None
-        c = results[len(flat) + i] if conn_requests else None
-        if c is not None and not isinstance(c, MqctlError) and c.code == ResponseCode.SUCCESS and c.body:
+        c = results[len(flat) + i]
+        if not isinstance(c, MqctlError) and c.code == ResponseCode.SUCCESS and c.body:
             conn = decode_consumer_connection(c.body, ref.name)
         out.append(GroupOverview(ref, stats, conn, failure))
     return out

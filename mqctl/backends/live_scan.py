@@ -47,8 +47,12 @@ def store_times(positions: Sequence[QueueOffset], ask: Ask) -> list[int]:
         ]
     )
     phys: list[int | None] = []
-    for r in units:
-        answer = decode_query_consume_queue(r.body, 0) if _has_body(r) else None
+    for p, r in zip(positions, units):
+        answer = (
+            decode_query_consume_queue(r.body, 0)
+            if _has_body(r, p.queue.broker_name, RequestCode.QUERY_CONSUME_QUEUE)
+            else None
+        )
         phys.append(answer.entries[0].phys_offset if answer and answer.entries else None)
     wanted = [(i, p) for i, (p, off) in enumerate(zip(positions, phys)) if off is not None]
     messages = ask(
@@ -59,16 +63,27 @@ def store_times(positions: Sequence[QueueOffset], ask: Ask) -> list[int]:
     )
     out = [-1] * len(positions)
     for (i, p), r in zip(wanted, messages):
-        if _has_body(r):
+        if _has_body(r, p.queue.broker_name, RequestCode.VIEW_MESSAGE_BY_ID):
             out[i] = decode_stored_message(r.body, p.queue.broker_name).store_timestamp
     return out
 
 
-def _has_body(r: object) -> bool:
-    # Out of range answers are code 0 without a body ("Index ... is not exist!"): no unit there.
+def _has_body(r: object, broker: str, request: int) -> bool:
+    """Whether an answer carries its body. "Nothing there" is an answer too: QUERY_CONSUME_QUEUE
+    out of range is code 0 without a body, VIEW_MESSAGE_BY_ID of an expired message is code 1
+    ``can not find message``. Any other error code is an error: counting it as zero matches would
+    let a gate pass on data that was never read."""
+    from mqctl.errors import BrokerResponseError
+    from mqctl.remoting.codes import request_name, response_name
+
     if isinstance(r, MqctlError):
         raise r
-    return bool(getattr(r, "code", 1) == ResponseCode.SUCCESS and getattr(r, "body", b""))
+    code, remark = getattr(r, "code", 1), getattr(r, "remark", None) or ""
+    if code == ResponseCode.SUCCESS:
+        return bool(getattr(r, "body", b""))
+    if code == ResponseCode.SYSTEM_ERROR and "can not find message" in remark:
+        return False
+    raise BrokerResponseError(code, remark, broker, request_name(request), code_name=response_name(code))
 
 
 @dataclass
@@ -103,7 +118,7 @@ def count_tag_matches(
         batch, pending = pending[:ROUND], pending[ROUND:]
         results = ask([_page_request(spans[c.span], c) for c in batch])
         for c, r in zip(batch, results):
-            if not _has_body(r):
+            if not _has_body(r, spans[c.span].queue.broker_name, RequestCode.QUERY_CONSUME_QUEUE):
                 done += c.end - c.start  # nothing there any more (expired since the stats)
                 continue
             page = scan_query_consume_queue(r.body, hashes, want_phys=verify)
@@ -144,7 +159,8 @@ def _verified(spans: Sequence[QueueSpan], hits: list[list[int]], expr: SubExpr, 
             real += sum(
                 1
                 for r in answers
-                if _has_body(r) and expr.matches(decode_stored_message(r.body, broker).tags)
+                if _has_body(r, broker, RequestCode.VIEW_MESSAGE_BY_ID)
+                and expr.matches(decode_stored_message(r.body, broker).tags)
             )
         out.append(TagCount(real, len(offsets) - real))
     return out

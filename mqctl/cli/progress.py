@@ -164,6 +164,7 @@ def consumer_progress(
             for w in backend.take_warnings():
                 warn(str(w))
             _overview(summaries, fmt, sort, not no_headers, backend.kind)
+            _overview_failures(summaries)
             gates.check_groups(summaries)
             return
         # plain is mqadmin's columns only: live, that is one request per broker and no more.
@@ -250,6 +251,24 @@ def _overview(summaries, fmt: OutputFormat, sort: str, headers: bool, kind: str)
         csv=lambda: (render.GROUP_CSV_COLUMNS, render.groups_csv_rows(ordered)),
         headers=headers,
     )
+
+
+def _overview_failures(summaries) -> None:  # type: ignore[no-untyped-def]
+    """After the overview: brokers that did not answer make its numbers incomplete (exit 4)."""
+    brokers: dict[str, tuple[str, int]] = {}
+    unread = [g.group for g in summaries if g.failure]
+    for g in summaries:
+        for f in g.failures:
+            brokers.setdefault(f"{f.broker_name} ({f.addr})", (f.message, f.exit_status))
+    if not brokers and not unread:
+        return
+    names = "; ".join(f"{b}: {m}" for b, (m, _s) in brokers.items())
+    text = f"{len(brokers)} broker(s) did not answer ({names}): the groups' numbers above are incomplete"
+    if unread:
+        text += f"; {len(unread)} group(s) could not be read at all"
+    err = MqctlError(text)
+    err.exit_status = ExitStatus(max([s for _m, s in brokers.values()] or [int(ExitStatus.UNREACHABLE)]))
+    raise err
 
 
 @dataclass(frozen=True)

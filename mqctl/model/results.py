@@ -106,3 +106,4 @@ class GroupSummary:
     consume_type: str | None = None
     message_model: str | None = None
     failure: str | None = None  # why the group's stats could not be read
+    failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer for this group

@@ -51,6 +51,14 @@ class _Queue:
 
 
 def _queues(stats: ConsumeStats) -> dict[MessageQueue, _Queue]:
+    """The queues of complete stats: a plan over part of a topic would be a wrong plan."""
+    if stats.failures:
+        from mqctl.errors import ExitStatus, MqctlError
+
+        names = "; ".join(f"{f.broker_name} ({f.addr}): {f.message}" for f in stats.failures)
+        err = MqctlError(f"cannot plan without every broker of the group: {names}")
+        err.exit_status = ExitStatus(max(f.exit_status for f in stats.failures))
+        raise err
     return {
         q.queue: _Queue(
             q.queue, q.consumer_offset if q.committed is not False else -1, q.min_offset or 0, q.broker_offset

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from mqctl.errors import StoreCorruptError, StoreError
-from mqctl.store.consumequeue import Segment, close_maps, find_segments
+from mqctl.store.segments import Segment, close_maps, find_segments
 
 __all__ = [
     "BLANK_MAGIC",

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
 import numpy as np
 
 from mqctl.errors import StoreCorruptError, StoreError
+from mqctl.store.segments import Segment, close_maps, find_segments
 
 __all__ = [
     "CQ_DTYPE",
@@ -37,8 +36,6 @@ assert CQ_DTYPE.itemsize == CQ_UNIT
 # A brand-new queue whose first offset is not 0 is padded with (0, 0x7FFFFFFF, 0) entries (spec 3.3).
 FILLER_SIZE = 0x7FFFFFFF
 
-_SEGMENT_NAME = re.compile(r"\d{20}")
-
 # Entries examined per numpy pass when looking for the end of the last file: the valid prefix has
 # to be read anyway, but the zero tail after it (often most of a sparse file) is never touched.
 _SCAN_CHUNK = 1 << 16
@@ -46,87 +43,6 @@ _SCAN_CHUNK = 1 << 16
 
 class QueueOffsetError(StoreError):
     """A queue offset outside the entries the consume queue holds."""
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One segment file: its path, the byte offset its name encodes, and its length."""
-
-    path: Path
-    start: int
-    size: int
-
-    @property
-    def end(self) -> int:
-        return self.start + self.size
-
-
-def find_segments(dirs: Sequence[Path], unit: int, *, contiguous: bool = True) -> list[Segment]:
-    """Segment files named by 20 decimal digits across ``dirs``, sorted by start offset.
-
-    The segment size is learnt from the files (the broker refuses to start when lengths differ,
-    so we refuse to read such a directory too). Only an empty *last* file is ignored, as the
-    broker deletes it on load. Other names are skipped. Missing directories hold no segments.
-    """
-    found: dict[int, Path] = {}
-    for d in dirs:
-        try:
-            names = os.listdir(d)
-        except FileNotFoundError:
-            continue
-        except OSError as e:
-            raise StoreCorruptError(f"cannot list segment directory {d}: {e.strerror}") from e
-        for name in names:
-            if not _SEGMENT_NAME.fullmatch(name):
-                continue
-            path = Path(d) / name
-            if not path.is_file():
-                continue
-            start = int(name)
-            if start in found:
-                raise StoreCorruptError(f"segment {name} exists twice: {found[start]} and {path}")
-            found[start] = path
-    if not found:
-        return []
-    starts = sorted(found)
-    sizes = [found[s].stat().st_size for s in starts]
-    if sizes[-1] == 0:
-        starts.pop()
-        sizes.pop()
-        if not starts:
-            return []
-    size = sizes[0]
-    where = Path(dirs[0]) if len(dirs) == 1 else found[starts[0]].parent
-    if size == 0 or size % unit:
-        raise StoreCorruptError(
-            f"segment {found[starts[0]].name} in {where} is {size} bytes, not a positive multiple of {unit}"
-        )
-    segments: list[Segment] = []
-    for i, (start, length) in enumerate(zip(starts, sizes)):
-        name = found[start].name
-        if length != size:
-            raise StoreCorruptError(
-                f"segment {name} in {where} is {length} bytes but {found[starts[0]].name} is {size}"
-            )
-        if start % size:
-            raise StoreCorruptError(f"segment {name} in {where} does not start at a multiple of {size}")
-        if contiguous and i and start != starts[i - 1] + size:
-            raise StoreCorruptError(
-                f"segments in {where} are not contiguous: {found[starts[i - 1]].name} then {name}"
-            )
-        segments.append(Segment(found[start], start, size))
-    return segments
-
-
-def close_maps(maps: dict) -> None:
-    """Close and forget every mmap in ``maps`` (shared by the consume-queue and commit-log readers)."""
-    for mm in maps.values():
-        try:
-            mm.close()
-        except BufferError:
-            # A caller still holds a view; the map is released when that view is collected.
-            pass
-    maps.clear()
 
 
 def list_segments(queue_dir: Path) -> list[Segment]:

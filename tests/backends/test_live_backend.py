@@ -155,10 +155,9 @@ def test_signed_requests_pass_the_brokers_check(cluster: FakeCluster) -> None:
     assert requests and all(signature_ok(dict(r.ext_fields), r.body, ACCESS_KEY, SECRET) for r in requests)
 
 
-# --- known bugs (strict: they fail loudly once fixed, so the marker goes) -------------------
+# --- bugs these tests found (fixed; kept as regressions) ---------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="ops.reset ignores ConsumeStats.failures: KeyError, exit 1")
 def test_reset_plan_with_a_broker_down_names_the_broker(cluster: FakeCluster) -> None:
     from mqctl.ops.reset import plan_reset
 
@@ -168,7 +167,6 @@ def test_reset_plan_with_a_broker_down_names_the_broker(cluster: FakeCluster) ->
     assert caught.value.exit_status == ExitStatus.UNREACHABLE and "broker-b" in caught.value.message
 
 
-@pytest.mark.xfail(strict=True, reason="live_scan reads any non-success 321 answer as 'no unit there'")
 def test_a_refused_consume_queue_query_is_an_error_not_zero_matches(cluster: FakeCluster) -> None:
     cluster.broker("broker-a").errors = {321: (16, "no permission for QUERY_CONSUME_QUEUE")}
     with backend(cluster) as be, pytest.raises(MqctlError) as caught:

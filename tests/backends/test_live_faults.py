@@ -203,10 +203,9 @@ def test_acl_secret_not_shown_with_debug(cluster: FakeCluster) -> None:
     assert_secret_not_shown(run, wrong, SECRET)
 
 
-# --- known bugs (strict: they fail loudly once fixed, so the marker goes) -------------------
+# --- bugs these tests found (fixed; kept as regressions) ---------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="overview drops the brokers' failures: partial numbers, exit 0")
 def test_overview_with_a_broker_down_is_not_a_silent_success(cluster: FakeCluster) -> None:
     dead = cluster.broker("broker-b")
     dead.down()
