@@ -42,6 +42,7 @@ class LiveOffsetWrite:
         self.changes: list[OffsetChange] = []
         self.online = False
         self._drift: dict[MessageQueue, int] = {}
+        self._legacy: list[str] = []
 
     def __enter__(self) -> LiveOffsetWrite:
         current = committed_offsets(self.backend, self.group, list(self.targets))
@@ -57,6 +58,15 @@ class LiveOffsetWrite:
                 )
                 self._drift[mq] = now - want
             self.changes.append(OffsetChange(mq, now, target))
+        self._legacy = self._legacy_brokers()
+        if self._legacy and self.online:
+            raise RefusedError(
+                f"{', '.join(self._legacy)} run(s) a RocketMQ older than 5.2, which resets an online group "
+                "only through its clients and only by time for a whole topic: explicit offsets cannot be "
+                "applied there while consumers run; nothing applied",
+                "stop the group's consumers and run again (the offsets are then written directly), or use "
+                "mqadmin resetOffsetByTime -s TIME for that broker",
+            )
         if moved and not self.online:
             more = f" (and {len(moved) - 3} more)" if len(moved) > 3 else ""
             raise RefusedError(
@@ -68,15 +78,25 @@ class LiveOffsetWrite:
     def __exit__(self, *exc: object) -> None:
         return None
 
+    def _legacy_brokers(self) -> list[str]:
+        """Brokers before 5.2 (their version is in every answer): INVOKE_BROKER_TO_RESET_OFFSET there
+        ignores the queue and offset and resets the whole topic by time, through the clients."""
+        from mqctl.model import V5_2_0
+
+        names = dict.fromkeys(mq.broker_name for mq in self.targets)
+        return [b for b in names if (v := self.backend.broker_version(b)) is not None and v < V5_2_0]
+
     def commit(self) -> WriteResult:
         brokers = list(dict.fromkeys(mq.broker_name for mq in self.targets))
-        resets = [_reset_request(self.group, mq, off) for mq, off in self.targets.items()]
-        answers = self.backend.ask(resets)
-        done: list[str] = []
+        modern = {mq: off for mq, off in self.targets.items() if mq.broker_name not in self._legacy}
+        resets = [_reset_request(self.group, mq, off) for mq, off in modern.items()]
+        answers = self.backend.ask(resets) if resets else []
         fallback: dict[MessageQueue, int] = {}
         failed: dict[str, str] = {}
         notes: dict[MessageQueue, str] = {}
-        for (mq, off), r in zip(self.targets.items(), answers):
+        # An offline group on an old broker: its offsets are written directly.
+        fallback.update({mq: off for mq, off in self.targets.items() if mq.broker_name in self._legacy})
+        for (mq, off), r in zip(modern.items(), answers):
             if isinstance(r, MqctlError):
                 failed.setdefault(mq.broker_name, r.message)
             elif r.code == ResponseCode.CONSUMER_NOT_ONLINE:

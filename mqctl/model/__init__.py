@@ -65,6 +65,7 @@ _WHERE = {
     "TopicRoute": "queues",
     "V4_9_7": "versions",
     "V5_0_0": "versions",
+    "V5_2_0": "versions",
     "V5_3_3": "versions",
     "V5_5_0": "versions",
     "V5_5_1": "versions",
@@ -168,6 +169,7 @@ if TYPE_CHECKING:
     from mqctl.model.versions import (
         V4_9_7,
         V5_0_0,
+        V5_2_0,
         V5_3_3,
         V5_5_0,
         V5_5_1,
