@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         QueueOffset,
         QueueSpan,
         QueueTime,
+        StoredMessage,
         SubExpr,
         SubscriptionGroup,
         TagCount,
@@ -139,6 +140,10 @@ class Backend(Protocol):
     ) -> list[TagCount]:
         """Exact counts of the messages in each span whose tag hash matches ``expr`` (with
         ``verify``, confirmed against the messages' real tags, collisions counted)."""
+        ...
+
+    def message_at(self, position: QueueOffset) -> StoredMessage | None:
+        """The stored message at a queue position (ids, keys, tags, times); None when it is gone."""
         ...
 
     # --- writes ------------------------------------------------------------------------

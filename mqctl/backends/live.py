@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         QueueSpan,
         QueueStat,
         QueueTime,
+        StoredMessage,
         SubExpr,
         SubscriptionGroup,
         TagCount,
@@ -305,6 +306,11 @@ class LiveBackend:
         from mqctl.backends.live_scan import count_tag_matches
 
         return count_tag_matches(spans, expr, self.ask, verify=verify, on_progress=on_progress)
+
+    def message_at(self, position: QueueOffset) -> StoredMessage | None:
+        from mqctl.backends.live_scan import message_at
+
+        return message_at(position, self.ask)
 
     # --- writes ----------------------------------------------------------------------------
     def begin_offsets_write(

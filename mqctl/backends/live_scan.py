@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mqctl.errors import MqctlError
-from mqctl.model import QueueOffset, QueueSpan, SubExpr, TagCount
+from mqctl.model import QueueOffset, QueueSpan, StoredMessage, SubExpr, TagCount
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 PAGE = 8_000  # units per request: ~600 KB of JSON, well under the 16 MiB frame cap
@@ -66,6 +66,39 @@ def store_times(positions: Sequence[QueueOffset], ask: Ask) -> list[int]:
         if _has_body(r, p.queue.broker_name, RequestCode.VIEW_MESSAGE_BY_ID):
             out[i] = decode_stored_message(r.body, p.queue.broker_name).store_timestamp
     return out
+
+
+def message_at(position: QueueOffset, ask: Ask) -> StoredMessage | None:
+    """The unit at the position (321), then its message (33); None when either is gone."""
+    from mqctl.remoting.bodies_queue import decode_query_consume_queue, decode_stored_message
+
+    q = position.queue
+    (unit,) = ask(
+        [
+            (
+                q.broker_name,
+                RequestCode.QUERY_CONSUME_QUEUE,
+                _cq_fields(q.topic, q.queue_id, position.offset, 1),
+            )
+        ]
+    )
+    if not _has_body(unit, q.broker_name, RequestCode.QUERY_CONSUME_QUEUE):
+        return None
+    entries = decode_query_consume_queue(unit.body, position.offset).entries
+    if not entries:
+        return None
+    (msg,) = ask(
+        [
+            (
+                q.broker_name,
+                RequestCode.VIEW_MESSAGE_BY_ID,
+                {"topic": q.topic, "offset": entries[0].phys_offset},
+            )
+        ]
+    )
+    if not _has_body(msg, q.broker_name, RequestCode.VIEW_MESSAGE_BY_ID):
+        return None
+    return decode_stored_message(msg.body, q.broker_name)
 
 
 def _has_body(r: object, broker: str, request: int) -> bool:

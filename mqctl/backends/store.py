@@ -33,6 +33,7 @@ from mqctl.model import (
     QueueSpan,
     QueueStat,
     QueueTime,
+    StoredMessage,
     SubExpr,
     SubscriptionGroup,
     TagCount,
@@ -242,6 +243,14 @@ class StoreBackend:
                 phys, _size, _tags = cq.entry(first + pos)
                 real += expr.matches(b.commitlog.tags(phys))
         return TagCount(real, matched - real)
+
+    def message_at(self, position: QueueOffset) -> StoredMessage | None:
+        b = self._broker(position.queue.broker_name)
+        cq = b.queue(position.queue.topic, position.queue.queue_id)
+        if not cq.min_offset <= position.offset < cq.max_offset:
+            return None
+        phys, _size, _tags = cq.entry(position.offset)
+        return b.commitlog.message(phys, b.name)
 
     # --- writes ----------------------------------------------------------------------------
     def begin_offsets_write(

@@ -56,11 +56,10 @@ body does not show.
 from __future__ import annotations
 
 import re
-import struct
 from dataclasses import dataclass
 
 from mqctl.errors import ProtocolError, StoreError
-from mqctl.model import MessageQueue, StoredMessage
+from mqctl.model import StoredMessage
 from mqctl.remoting.bodies_json import INT32, as_list, bean, check_depth, get_int, parse_object
 
 __all__ = [
@@ -180,53 +179,16 @@ def scan_query_consume_queue(body: bytes, tag_hashes: frozenset[int], want_phys:
 # ---------------------------------------------------------------------------------------------
 # VIEW_MESSAGE_BY_ID (33)
 
-# Record offsets (remoting.md 7.14): sysFlag at 36, the born host from 48.
-_SYSFLAG_AT = 36
-_BORN_HOST_AT = 48
-_BORN_V6 = 0x10
-_STORE_V6 = 0x20
-_PHYS = struct.Struct(">q")
-_SYSFLAG = struct.Struct(">i")
-
-
-def offset_msg_id(record: bytes, physical_offset: int) -> str:
-    """The offset message id of a well-formed record: store host IP + port (int32) + commit-log
-    offset (int64), upper-case hex (MessageDecoder.createMessageId)."""
-    (sys_flag,) = _SYSFLAG.unpack_from(record, _SYSFLAG_AT)
-    store_at = _BORN_HOST_AT + (20 if sys_flag & _BORN_V6 else 8) + 8  # born host+port, store time
-    store_len = (16 if sys_flag & _STORE_V6 else 4) + 4
-    return (record[store_at : store_at + store_len] + _PHYS.pack(physical_offset)).hex().upper()
-
 
 def decode_stored_message(body: bytes, broker_name: str) -> StoredMessage:
-    """One commit-log record (the VIEW_MESSAGE_BY_ID body) -> StoredMessage.
-
-    The body CRC is not checked, as the Java client does not either (MessageDecoder with
-    ``checkCRC`` false); bytes after the record's TOTALSIZE are ignored likewise.
-    """
-    from mqctl.store.commitlog import decode_record
+    """One commit-log record (the VIEW_MESSAGE_BY_ID body) -> StoredMessage (store/commitlog reads
+    the same record from a store's files). The body CRC is not checked, as the Java client does
+    not either; bytes after the record's TOTALSIZE are ignored likewise."""
+    from mqctl.store.commitlog import stored_message
 
     if not isinstance(body, (bytes, bytearray, memoryview)):
         raise ProtocolError(f"stored message: expected bytes, got {type(body).__name__}")
-    data = bytes(body)
     try:
-        rec = decode_record(data, 0, check_crc=False)
+        return stored_message(bytes(body), 0, broker_name)
     except StoreError as exc:
         raise ProtocolError(f"stored message: {exc.message}") from None
-    props = rec.properties
-    return StoredMessage(
-        queue=MessageQueue(rec.topic, broker_name, rec.queue_id),
-        queue_offset=rec.queue_offset,
-        physical_offset=rec.physical_offset,
-        msg_id=offset_msg_id(data, rec.physical_offset),
-        store_timestamp=rec.store_timestamp,
-        born_timestamp=rec.born_timestamp,
-        born_host=rec.born_host,
-        store_host=rec.store_host,
-        reconsume_times=rec.reconsume_times,
-        size=rec.total_size,
-        tags=props.get("TAGS"),
-        keys=props.get("KEYS"),
-        unique_key=props.get("UNIQ_KEY"),
-        properties=tuple(props.items()),
-    )

@@ -15,12 +15,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.store.segments import Segment, close_maps, find_segments
 
+if TYPE_CHECKING:
+    from mqctl.model import StoredMessage
+
 __all__ = [
     "BLANK_MAGIC",
+    "offset_msg_id",
+    "stored_message",
     "MAGIC_V1",
     "MAGIC_V2",
     "CommitLog",
@@ -290,6 +296,56 @@ class CommitLog:
         mm, pos = found
         return decode_record(mm, pos, check_crc=check_crc)
 
+    def message(self, phys: int, broker_name: str) -> StoredMessage | None:
+        """The stored message at ``phys``; None when the broker's retention removed it."""
+        found = self._segment_for(phys)
+        if found is None:
+            return None
+        mm, pos = found
+        return stored_message(mm, pos, broker_name)
+
     def tags(self, phys: int) -> str | None:
         """TAGS property of the record at ``phys`` (None when it has none)."""
         return self.record(phys, check_crc=False).tags
+
+
+# Record offsets (remoting.md 7.14): sysFlag at 36, the born host from 48.
+_SYSFLAG_AT = 36
+_BORN_HOST_AT = 48
+_BORN_V6 = 0x10
+_STORE_V6 = 0x20
+_PHYS = struct.Struct(">q")
+_SYSFLAG = struct.Struct(">i")
+
+
+def offset_msg_id(record: bytes | memoryview, physical_offset: int, at: int = 0) -> str:
+    """The offset message id of a well-formed record: store host IP + port (int32) + commit-log
+    offset (int64), upper-case hex (MessageDecoder.createMessageId)."""
+    (sys_flag,) = _SYSFLAG.unpack_from(record, at + _SYSFLAG_AT)
+    store_at = at + _BORN_HOST_AT + (20 if sys_flag & _BORN_V6 else 8) + 8  # born host+port, store time
+    store_len = (16 if sys_flag & _STORE_V6 else 4) + 4
+    return (bytes(record[store_at : store_at + store_len]) + _PHYS.pack(physical_offset)).hex().upper()
+
+
+def stored_message(buf: bytes | memoryview | mmap.mmap, pos: int, broker_name: str) -> StoredMessage:
+    """The record at ``pos`` as an operator looks at it (ids, keys, tags, times, hosts, retries)."""
+    from mqctl.model import MessageQueue, StoredMessage
+
+    rec = decode_record(buf, pos, check_crc=False)
+    props = rec.properties
+    return StoredMessage(
+        queue=MessageQueue(rec.topic, broker_name, rec.queue_id),
+        queue_offset=rec.queue_offset,
+        physical_offset=rec.physical_offset,
+        msg_id=offset_msg_id(buf, rec.physical_offset, pos),  # type: ignore[arg-type]
+        store_timestamp=rec.store_timestamp,
+        born_timestamp=rec.born_timestamp,
+        born_host=rec.born_host,
+        store_host=rec.store_host,
+        reconsume_times=rec.reconsume_times,
+        size=rec.total_size,
+        tags=props.get("TAGS"),
+        keys=props.get("KEYS"),
+        unique_key=props.get("UNIQ_KEY"),
+        properties=tuple(props.items()),
+    )

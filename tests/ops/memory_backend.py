@@ -33,6 +33,7 @@ from mqctl.model import (
     QueueSpan,
     QueueStat,
     QueueTime,
+    StoredMessage,
     SubExpr,
     SubscriptionGroup,
     TagCount,
@@ -222,6 +223,26 @@ class MemoryBackend:
             real = [t for t in by_hash if t in expr.tags]
             out.append(TagCount(len(real), len(by_hash) - len(real)) if verify else TagCount(len(by_hash)))
         return out
+
+    def message_at(self, position: QueueOffset) -> StoredMessage | None:
+        self.calls["message_at"] += 1
+        q = self._q(position.queue)
+        if not q.min <= position.offset < q.max:
+            return None
+        ts, tag = q.messages[position.offset - q.min]
+        return StoredMessage(
+            queue=position.queue,
+            queue_offset=position.offset,
+            physical_offset=position.offset * 100,
+            msg_id=f"MEM{position.offset:029X}",
+            store_timestamp=ts,
+            born_timestamp=ts,
+            born_host="127.0.0.1:1",
+            store_host="127.0.0.1:2",
+            reconsume_times=0,
+            size=100,
+            tags=tag,
+        )
 
     # --- writes -------------------------------------------------------------------------------
     def begin_offsets_write(
