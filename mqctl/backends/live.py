@@ -209,27 +209,26 @@ class LiveBackend:
         return ConsumeStats(group, tuple(queues), tps, tuple(failures))
 
     def _with_min_offsets(self, stats: ConsumeStats) -> ConsumeStats:
-        """Each queue's min offset from GET_TOPIC_STATS_INFO, one request per broker and topic."""
         from dataclasses import replace
 
+        mins = self.min_offsets([q.queue for q in stats.queues])
+        return replace(stats, queues=tuple(replace(q, min_offset=mins.get(q.queue)) for q in stats.queues))
+
+    def min_offsets(self, queues: Sequence[MessageQueue]) -> dict[MessageQueue, int]:
+        """Each queue's min offset from GET_TOPIC_STATS_INFO, one request per broker and topic
+        (missing where a broker did not answer: a warning says so)."""
         from mqctl.remoting.bodies import decode_topic_stats
 
-        pairs = list(dict.fromkeys((q.queue.broker_name, q.queue.topic) for q in stats.queues))
+        pairs = list(dict.fromkeys((q.broker_name, q.topic) for q in queues))
         requests = [(b, RequestCode.GET_TOPIC_STATS_INFO, {"topic": t}) for b, t in pairs]
         mins: dict[MessageQueue, int] = {}
         for (b, code, f), r in zip(requests, self.ask(requests)):
             try:
-                mins.update(
-                    {
-                        mq: o.min_offset
-                        for mq, o in decode_topic_stats(
-                            self.net.ok(r, self.net.broker_addr(b), code).body
-                        ).items()
-                    }
-                )
+                body = self.net.ok(r, self.net.broker_addr(b), code).body
+                mins.update({mq: o.min_offset for mq, o in decode_topic_stats(body).items()})
             except MqctlError as exc:
                 self._warnings.append(BackendWarning(b, f"no min offsets for {f['topic']}: {exc.message}"))
-        return replace(stats, queues=tuple(replace(q, min_offset=mins.get(q.queue)) for q in stats.queues))
+        return mins
 
     def consumer_connection(self, group: str) -> ConsumerConnection:
         """GET_CONSUMER_CONNECTION_LIST from the first broker of the group's route that answers

@@ -37,15 +37,19 @@ class LiveOffsetWrite:
         expected: Mapping[MessageQueue, int] | None,
     ) -> None:
         self.backend, self.group = backend, group
-        self.targets = dict(targets)
+        # -1 (an undo back to "no committed offset"): no request removes one from a live broker.
+        self.kept = [mq for mq, off in targets.items() if off < 0]
+        self.targets = {mq: off for mq, off in targets.items() if off >= 0}
         self.expected = dict(expected or {})
         self.changes: list[OffsetChange] = []
         self.online = False
         self._drift: dict[MessageQueue, int] = {}
         self._legacy: list[str] = []
+        self._notes: list[str] = []
 
     def __enter__(self) -> LiveOffsetWrite:
         current = committed_offsets(self.backend, self.group, list(self.targets))
+        self._raise_to_min()
         self.online = _online(self.backend, self.group)
         moved = []
         for mq, target in self.targets.items():
@@ -77,6 +81,19 @@ class LiveOffsetWrite:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+    def _raise_to_min(self) -> None:
+        """A broker takes no reset below a queue's min offset (resetOffsetInner: "not in consume
+        queue range"); an undo can ask for one when messages expired since. Those queues go to min,
+        where the broker would move their consumer at its next pull anyway, and the result says so."""
+        mins = self.backend.min_offsets(list(self.targets))
+        low = {mq: mins[mq] for mq, off in self.targets.items() if mq in mins and off < mins[mq]}
+        if low:
+            self.targets.update(low)
+            self._notes.append(
+                f"{len(low)} queue(s) targeted below their min offset (those messages expired): set to "
+                "the min offset, the lowest a broker accepts"
+            )
 
     def _legacy_brokers(self) -> list[str]:
         """Brokers before 5.2 (their version is in every answer): INVOKE_BROKER_TO_RESET_OFFSET there
@@ -117,11 +134,16 @@ class LiveOffsetWrite:
                 done,
                 _status(failed),
             )
-        extra: tuple[str, ...] = ()
+        extra: tuple[str, ...] = tuple(self._notes)
         if fallback:
             extra = (
                 f"the group has no client online: offsets written queue by queue (UPDATE_CONSUMER_OFFSET) "
                 f"for {len(fallback)} queue(s), as mqadmin falls back",
+            )
+        if self.kept:
+            extra += (
+                f"{len(self.kept)} queue(s) had no committed offset before; a live broker has no request "
+                "that removes one, so they keep their current offset",
             )
         return WriteResult(tuple(done), method, checks, extra)
 
@@ -152,13 +174,21 @@ class LiveOffsetWrite:
                 AppliedQueue(mq, t, None, self._drift.get(mq, 0), f"not read back: {exc.message}")
                 for mq, t in self.targets.items()
             )
+        before = {c.queue: c.before for c in self.changes}
         out = []
         for mq, target in self.targets.items():
             note = notes.get(mq)
-            if note is None and now[mq] != target:
-                note = "moved again since the write (a consumer committed)" if self.online else "not applied"
-            out.append(AppliedQueue(mq, target, now[mq], self._drift.get(mq, 0), note))
+            resumed = note is None and self.online and _resumed(before[mq], target, now[mq])
+            if note is None and now[mq] != target and not resumed:
+                note = "not applied"
+            out.append(AppliedQueue(mq, target, now[mq], self._drift.get(mq, 0), note, resumed))
         return tuple(out)
+
+
+def _resumed(before: int, target: int, now: int) -> bool:
+    """An online consumer that took the reset resumes from the target and commits onwards; one that
+    missed a backward reset still sits at (or past) where it was."""
+    return now > target and (target >= before or now < before)
 
 
 def _reset_request(group: str, mq: MessageQueue, offset: int) -> tuple[str, int, Mapping[str, object]]:

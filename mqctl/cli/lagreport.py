@@ -13,19 +13,39 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from mqctl.cli.errors import debug_enabled, handle_errors, warn
-from mqctl.cli.options import OutputFormat, OutputOpt, StoreOpt, parse_store_specs, resolve_format
-from mqctl.errors import MqctlError, NotAvailableError, UsageError
+from mqctl.cli.options import (
+    AccessKeyOpt,
+    LiveOptions,
+    NamesrvOpt,
+    OutputFormat,
+    OutputOpt,
+    ProfileOpt,
+    SecretKeyOpt,
+    StoreOpt,
+    TimeoutOpt,
+    TlsInsecureOpt,
+    TlsOpt,
+    backend_options,
+    cluster_target,
+    resolve_format,
+)
+from mqctl.errors import MqctlError, UsageError
 
 if TYPE_CHECKING:
-    from mqctl.pipeline.inputs import BrokerInput, ConsumerQueue
+    from mqctl.model import BackendTarget
+    from mqctl.pipeline.inputs import BrokerInput, ConsumerQueue, LiveSnapshot
 
 HELP = """Fleet-wide lag as a dataset, computed by Apache Spark: one row per (group, topic, broker,
 queue) with minOffset, brokerOffset, consumerOffset, diff, matchedDiff, lastTimestamp,
 oldestUnconsumedTimestamp, lagMs and the noCommittedOffset / belowMin / aboveMax flags — the
-numbers consumerProgress prints, for every group in the offset tables at once.
+numbers consumerProgress prints, for every group at once — from store directories (-S) or a
+live cluster (-n: plus consumeTps, pullOffset and inflight; matchedDiff is null, lag time only
+with --lag-time).
 
---out DIR writes the dataset (parquet, json lines or csv part files); the top N groups by
-diff total are printed. Needs the optional extra: pip install 'mqctl[spark]'.
+--out DIR writes the dataset (parquet, json lines or csv part files); --history DIR appends
+the rows with the run's time (sampleMs) to a Parquet dataset partitioned by date=/hour= (run it
+from cron to build a history). The top N groups by diff total are printed. Needs the optional
+extra: pip install 'mqctl[spark]'.
 
 When mqctl starts Spark itself, Spark's own log goes to a file (named on stderr, under
 $XDG_STATE_HOME/mqctl/spark/ or ~/.local/state/mqctl/spark/) and a terminal shows progress;
@@ -47,6 +67,7 @@ _TOP_COLUMNS = [
 
 
 class CqRead(str, Enum):
+    auto = "auto"
     spark = "spark"
     direct = "direct"
 
@@ -57,199 +78,231 @@ class DatasetFormat(str, Enum):
     csv = "csv"
 
 
+def _opt(*names: str, metavar: str | None = None, **kw: Any) -> Any:
+    return typer.Option(*names, metavar=metavar, show_default=kw.pop("show_default", False), **kw)
+
+
+_SubscriptionsOpt = Annotated[
+    Path | None,
+    _opt(
+        "--subscriptions",
+        metavar="FILE",
+        help="Stores only: JSON or TOML (*.toml) {group: {topic: 'TagA || TagB'}}: adds matchedDiff, the "
+        "exact count of unconsumed messages whose tag hash matches. Without it matchedDiff is null.",
+    ),
+]
+_LagTimeOpt = Annotated[
+    bool,
+    _opt(
+        "--lag-time",
+        help="Live (-n): also the store time of each lagging queue's oldest unconsumed message and "
+        "lagMs (two more requests per lagging queue); null without. Stores always have them.",
+    ),
+]
+_MasterOpt = Annotated[
+    str | None,
+    _opt(
+        "--master",
+        metavar="URL",
+        help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn. "
+        "Under spark-submit the submitted master is used.",
+    ),
+]
+_DriverMemoryOpt = Annotated[
+    str,
+    _opt("--driver-memory", metavar="SIZE", help="Driver memory when mqctl starts Spark.", show_default=True),
+]
+_OutOpt = Annotated[
+    str | None, _opt("--out", metavar="DIR", help="Write the dataset here (any path Spark writes).")
+]
+_FormatOpt = Annotated[
+    DatasetFormat,
+    _opt("--format", help="Dataset format under --out.", case_sensitive=False, show_default=True),
+]
+_OverwriteOpt = Annotated[bool, _opt("--overwrite", help="Replace an existing --out directory.")]
+_HistoryOpt = Annotated[
+    str | None,
+    _opt(
+        "--history",
+        metavar="DIR",
+        help="Append this run's rows, with its time (sampleMs), to the Parquet history dataset DIR "
+        "(partitioned date=YYYY-MM-DD/hour=HH, UTC). Any path Spark writes.",
+    ),
+]
+_CqReadOpt = Annotated[
+    CqRead,
+    _opt(
+        "--cq-read",
+        help="auto: direct when every store root is a local or mounted path, else spark. direct: Spark "
+        "lists the CQ files and executors read them from the filesystem (fast; the commit-log lookups "
+        "need that access anyway). spark: Spark reads the bytes (binaryFile, any Hadoop path).",
+        case_sensitive=False,
+        show_default=True,
+    ),
+]
+_TopOpt = Annotated[
+    int, _opt("--top", metavar="N", help="Groups to print, by diff total.", show_default=True)
+]
+_VerboseOpt = Annotated[
+    bool,
+    _opt(
+        "--verbose",
+        help="Leave Spark's own log (and the JVM's start-up output) on stderr instead of "
+        "writing it to a log file; no progress line.",
+    ),
+]
+
+
 @dataclass(frozen=True)
 class _Job:
-    brokers: Sequence[BrokerInput]
-    rows: Sequence[ConsumerQueue]
     now: int
-    direct: bool
+    rows: int  # queue rows the report covers
     out: str | None
     dataset_format: str
     overwrite: bool
     top: int
+    history: str | None
+    brokers: Sequence[BrokerInput] = ()  # stores
+    queues: Sequence[ConsumerQueue] = ()
+    direct: bool = False
+    snapshot: LiveSnapshot | None = None  # live
+
+    def report(self, spark_job: Any, spark: Any) -> Any:
+        if self.snapshot is not None:
+            from mqctl.pipeline.lagreport_live import run_live_report
+
+            return run_live_report(spark, self.snapshot, self.now)
+        return spark_job.run_lag_report(spark, self.brokers, self.queues, self.now, direct=self.direct)
 
 
-def _spark_job() -> Any:
-    """Import the Spark job, turning a missing extra into one line and exit 7 (not available)."""
-    try:
-        import pandas  # noqa: F401 - pyspark's Arrow path needs it; fail here, not in an executor
-        import pyarrow  # noqa: F401
-
-        from mqctl.pipeline import spark_job
-    except ImportError as e:
-        raise NotAvailableError(
-            f"lagReport needs Apache Spark, but {e.name or 'pyspark'} is not installed",
-            "pip install 'mqctl[spark]' (pyspark 4, pandas, pyarrow; Spark needs Java 17+)",
-        ) from None
-    return spark_job
-
-
-def _start_session(session: Any, master: str | None, driver_memory: str, log_file: Path | None) -> Any:
-    try:
-        return session.build_session(master, driver_memory=driver_memory, log_file=log_file)
-    except Exception as e:  # PySparkRuntimeError JAVA_GATEWAY_EXITED and kin: no usable JVM
-        first = str(e).strip().splitlines()[0] if str(e).strip() else "no detail"
-        why = session.startup_failure(log_file)  # the JVM's own reason, when it wrote one
-        raise NotAvailableError(
-            f"cannot start Spark: {why}" if why else f"cannot start Spark ({type(e).__name__}: {first})",
-            "Spark needs Java 17+ on PATH or JAVA_HOME; check --master"
-            + (f"; Spark's log: {log_file}" if log_file is not None else ""),
-        ) from None
-
-
-def _run_job(
-    spark_job: Any,
-    spark: Any,
-    job: _Job,
-    progress: Any,
-) -> list[dict[str, Any]]:
-    """The Spark part: the report, the dataset under --out, the top groups (collected)."""
-    progress.phase("listing ConsumeQueue files")
-    report = spark_job.run_lag_report(spark, job.brokers, job.rows, job.now, direct=job.direct).cache()
+def _run_job(spark_job: Any, job: _Job, spark: Any, progress: Any) -> list[dict[str, Any]]:
+    """The Spark part: the report, the dataset under --out, the history, the top groups (collected)."""
+    progress.phase("listing ConsumeQueue files" if job.snapshot is None else "building rows")
+    report = job.report(spark_job, spark).cache()
     if job.out is not None:
         progress.phase(f"scanning, writing {job.out}")
         spark_job.write_report(report, job.out, job.dataset_format, overwrite=job.overwrite)
+    if job.history is not None:
+        from mqctl.pipeline.history import append_history
+
+        progress.phase(f"appending to {job.history}")
+        append_history(report, job.history, job.now)
     top_rows: list[dict[str, Any]] = []
     if job.top:
-        progress.phase("ranking groups" if job.out is not None else "scanning")
+        progress.phase("ranking groups" if job.out or job.history else "scanning")
         top_rows = [r.asDict() for r in spark_job.top_groups_df(report, job.top).collect()]
     report.unpersist()
     return top_rows
 
 
-def _run_spark(
-    spark_job: Any, job: _Job, master: str | None, driver_memory: str, *, verbose: bool
-) -> list[dict[str, Any]]:
-    """Start Spark (its log to a file unless --verbose), run the job with progress, stop Spark."""
-    from mqctl.pipeline import session
-
-    log_file = None
-    if not verbose and session.launches_jvm():
-        try:
-            log_file = session.new_log_file()
-        except OSError as e:
-            warn(f"{e}; Spark logs to stderr")
-    if log_file is not None:
-        sys.stderr.write(f"Spark log: {log_file}\n")
-        sys.stderr.flush()
-    owned = not session.has_active_session()
-    # Progress only when Spark's log is not on stderr too (--verbose, spark-submit: it is).
-    with session.Progress(sys.stderr, enabled=log_file is not None) as progress:
-        spark = _start_session(session, master, driver_memory, log_file)
-        progress.attach(spark.sparkContext)
-        try:
-            return _run_job(spark_job, spark, job, progress)
-        except MqctlError:
-            raise
-        except Exception as e:  # Spark's and the workers' failures: one line, and where the log is
-            if debug_enabled():
-                raise
-            log_hint = f"Spark's log: {log_file}" if log_file else None
-            raise session.job_error(e, log_hint, spark.sparkContext.pythonExec) from None
-        finally:
-            progress.attach(None)
-            if owned:
-                spark.stop()
-
-
 @handle_errors
 def lag_report(
     store: StoreOpt = None,
-    subscriptions: Annotated[
-        Path | None,
-        typer.Option(
-            "--subscriptions",
-            metavar="FILE",
-            help="JSON or TOML (*.toml) {group: {topic: 'TagA || TagB'}}: adds matchedDiff, the exact "
-            "count of unconsumed messages whose tag hash matches. Without it matchedDiff is null.",
-            show_default=False,
-        ),
-    ] = None,
-    master: Annotated[
-        str | None,
-        typer.Option(
-            "--master",
-            metavar="URL",
-            help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn. "
-            "Under spark-submit the submitted master is used.",
-            show_default=False,
-        ),
-    ] = None,
-    driver_memory: Annotated[
-        str, typer.Option("--driver-memory", metavar="SIZE", help="Driver memory when mqctl starts Spark.")
-    ] = "1g",
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "--out", metavar="DIR", help="Write the dataset here (any path Spark writes).", show_default=False
-        ),
-    ] = None,
-    dataset_format: Annotated[
-        DatasetFormat, typer.Option("--format", help="Dataset format under --out.", case_sensitive=False)
-    ] = DatasetFormat.parquet,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an existing --out directory.")
-    ] = False,
-    cq_read: Annotated[
-        CqRead,
-        typer.Option(
-            "--cq-read",
-            help="spark: CQ bytes are read by Spark (binaryFile, any Hadoop path). direct: Spark lists "
-            "the files and executors read them from a local or shared filesystem (faster; the commit-log "
-            "lookups need that access anyway).",
-            case_sensitive=False,
-        ),
-    ] = CqRead.spark,
-    top: Annotated[int, typer.Option("--top", metavar="N", help="Groups to print, by diff total.")] = 20,
+    namesrv: NamesrvOpt = None,
+    profile: ProfileOpt = None,
+    subscriptions: _SubscriptionsOpt = None,
+    lag_time: _LagTimeOpt = False,
+    history: _HistoryOpt = None,
+    master: _MasterOpt = None,
+    driver_memory: _DriverMemoryOpt = "1g",
+    out: _OutOpt = None,
+    dataset_format: _FormatOpt = DatasetFormat.parquet,
+    overwrite: _OverwriteOpt = False,
+    cq_read: _CqReadOpt = CqRead.auto,
+    top: _TopOpt = 20,
+    timeout: TimeoutOpt = 10.0,
+    access_key: AccessKeyOpt = None,
+    secret_key: SecretKeyOpt = None,
+    tls: TlsOpt = False,
+    tls_insecure: TlsInsecureOpt = False,
     output: OutputOpt = None,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose",
-            help="Leave Spark's own log (and the JVM's start-up output) on stderr instead of "
-            "writing it to a log file; no progress line.",
-        ),
-    ] = False,
+    verbose: _VerboseOpt = False,
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
 ) -> None:
-    from mqctl.pipeline.inputs import consumer_queues, load_broker_input, load_subscriptions
+    from mqctl.pipeline.lagreport_run import run_spark, spark_job
 
-    if not store:
-        raise UsageError("lagReport needs at least one --store NAME=PATH")
     if top < 0:
         raise UsageError("--top must be >= 0")
-    stores = parse_store_specs(store)
     fmt = resolve_format(output)
-    spark_job = _spark_job()
+    target = cluster_target(store, profile, namesrv)
+    if target.kind != "store" and subscriptions is not None:
+        raise UsageError(
+            "--subscriptions needs stores: live, matchedDiff would read every unconsumed "
+            "ConsumeQueue unit over the network",
+            "per group: mqctl consumerProgress -n ... -g GROUP --tags EXPR",
+        )
+    job_module = spark_job()  # no Spark: exit 7 before anything is read
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    common: dict[str, Any] = {
+        "now": now,
+        "out": out,
+        "dataset_format": dataset_format.value,
+        "overwrite": overwrite,
+    }
+    common |= {"top": top, "history": history}
+    failure: MqctlError | None = None
+    if target.kind == "store":
+        job = _store_job(target, subscriptions, cq_read, common)
+    else:
+        live = LiveOptions(timeout, access_key, secret_key, tls, tls_insecure)
+        from mqctl.cli.lagreport_fetch import live_fetch
+
+        snapshot, failure = live_fetch(target, backend_options(live, profile), lag_time)
+        job = _Job(rows=snapshot.queue_count, snapshot=snapshot, **common)
+
+    top_rows = run_spark(
+        lambda spark, progress: _run_job(job_module, job, spark, progress),
+        master,
+        driver_memory,
+        verbose=verbose,
+        warn=warn,
+        debug=debug_enabled(),
+    )
+    _render(fmt, top_rows, job, sys.stdout)
+    if failure is not None:
+        raise failure
+
+
+def _store_job(target: BackendTarget, subscriptions: Path | None, cq_read: CqRead, common: dict) -> _Job:
+    from mqctl.pipeline.inputs import consumer_queues, load_broker_input, load_subscriptions
+
     subs = load_subscriptions(subscriptions) if subscriptions is not None else None
-    brokers = [load_broker_input(name, root) for name, root in stores.items()]
+    brokers = [load_broker_input(name, Path(root)) for name, root in target.stores]
     for b in brokers:
         for w in b.warnings:
             warn(w)
-    rows = consumer_queues(brokers, subs)
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    job = _Job(brokers, rows, now, cq_read is CqRead.direct, out, dataset_format.value, overwrite, top)
+    queues = consumer_queues(brokers, subs)
+    direct = cq_read is CqRead.direct or (cq_read is CqRead.auto and all(_on_driver(b.root) for b in brokers))
+    return _Job(rows=len(queues), brokers=brokers, queues=queues, direct=direct, **common)
 
-    top_rows = _run_spark(spark_job, job, master, driver_memory, verbose=verbose)
-    _render(fmt, top_rows, job, sys.stdout)
+
+def _on_driver(root: Path) -> bool:
+    """A store root the driver reads as a file (a file: URI or a plain existing path): executors
+    of a local master see it too, and a cluster's must (the commit-log lookups read it)."""
+    from mqctl.pipeline.inputs import local_path
+
+    local = local_path(str(root))
+    return local is not None and Path(local).exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# output
 
 
 def _render(fmt: OutputFormat, top_rows: list[dict[str, Any]], job: _Job, stdout: TextIO) -> None:
-    from mqctl.render.plain import format_duration_ms
-
     out = job.out
     if fmt is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
-        doc = {
+        doc: dict[str, Any] = {
             "schema": SCHEMA,
             "out": out,
             "format": job.dataset_format if out else None,
-            "rows": len(job.rows),
+            "rows": job.rows,
         }
-        write_json(
-            {**doc, "nowMs": job.now, "top": [{k: r[k] for k in _TOP_COLUMNS} for r in top_rows]}, stdout
-        )
+        doc |= {"history": job.history, "source": "store" if job.snapshot is None else "live"}
+        doc |= {"nowMs": job.now, "top": [{k: r[k] for k in _TOP_COLUMNS} for r in top_rows]}
+        write_json(doc, stdout)
     elif fmt is OutputFormat.csv:
         from mqctl.render.csvout import write_csv
 
@@ -257,34 +310,26 @@ def _render(fmt: OutputFormat, top_rows: list[dict[str, Any]], job: _Job, stdout
     else:
         from mqctl.render.table import Column, TableSpec, write_table
 
+        footer = f"{job.rows} queue rows" + (f" written to {out} ({job.dataset_format})" if out else "")
+        if job.history:
+            footer += f"; appended to the history {job.history}"
+        heads = ["#Group", "#Diff Total", "#Matched", "#Max Lag", "#Queues", "#Below Min", "#Above Max"]
         spec = TableSpec(
-            columns=[
-                Column("#Group"),
-                Column("#Diff Total", "right"),
-                Column("#Matched", "right"),
-                Column("#Max Lag", "right"),
-                Column("#Queues", "right"),
-                Column("#Below Min", "right"),
-                Column("#Above Max", "right"),
-            ],
-            rows=[
-                [
-                    r["group"],
-                    r["diffTotal"],
-                    "-" if r["matchedDiffTotal"] is None else r["matchedDiffTotal"],
-                    format_duration_ms(r["maxLagMs"]) if r["maxLagMs"] else "-",
-                    r["queues"],
-                    r["queuesBelowMin"],
-                    r["queuesAboveMax"],
-                ]
-                for r in top_rows
-            ],
-            footer_lines=[
-                f"{len(job.rows)} queue rows" + (f" written to {out} ({job.dataset_format})" if out else "")
-            ],
+            columns=[Column(h, "left" if i == 0 else "right") for i, h in enumerate(heads)],
+            rows=[[_cell(k, r[k]) for k in _TOP_COLUMNS] for r in top_rows],
+            footer_lines=[footer],
         )
         write_table(spec, stdout)
     stdout.flush()
+
+
+def _cell(key: str, value: Any) -> Any:
+    """A table cell: "-" for null (live: no matchedDiff, no lag time) and for no lag at all."""
+    from mqctl.render.plain import format_duration_ms
+
+    if value is None or (key == "maxLagMs" and not value):
+        return "-"
+    return format_duration_ms(value) if key == "maxLagMs" else value
 
 
 lag_report.__doc__ = HELP

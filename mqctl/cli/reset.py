@@ -28,7 +28,7 @@ from mqctl.cli.options import (
     open_backend,
     resolve_format,
 )
-from mqctl.errors import UsageError
+from mqctl.errors import ExitStatus, UsageError
 
 if TYPE_CHECKING:
     from mqctl.backends.open import BackendOptions
@@ -282,6 +282,7 @@ def reset_offset_by_time(
     _report_write(journal)
     exported = _export(plan, journal, export, export_path, overwrite)
     _render(plan, journal, resolve_format(output), ts_text or plan.target.text, ts_long, exported)
+    _exit_on_missed(journal)
 
 
 def _report_write(journal) -> None:  # type: ignore[no-untyped-def]
@@ -301,6 +302,16 @@ def _report_write(journal) -> None:  # type: ignore[no-untyped-def]
         warn(
             f"{len(moved)} queue(s) had moved since the plan (online consumers); the plan's targets were applied"
         )
+
+
+def _exit_on_missed(journal) -> None:  # type: ignore[no-untyped-def]
+    """The write was printed; a queue read back away from its target is not a success (an online
+    consumer that committed past its new offset took the reset and resumed: that is a success)."""
+    result = None if journal is None else journal.result
+    if result is None or not result.not_taken:
+        return
+    unread = any(c.now is None for c in result.not_taken)
+    raise typer.Exit(int(ExitStatus.UNREACHABLE if unread else ExitStatus.REFUSED))
 
 
 def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-untyped-def]

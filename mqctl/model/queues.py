@@ -197,10 +197,11 @@ class AppliedQueue:
     now: int | None  # the committed offset read back; None when it could not be read
     drift: int = 0  # how far the queue had moved between the plan and the write (online groups)
     note: str | None = None  # why it did not take ("Offset has been previously reset", ...)
+    resumed: bool = False  # an online consumer committed past the new offset since: it took, and it moved on
 
     @property
     def took(self) -> bool:
-        return self.now == self.target
+        return self.now == self.target or self.resumed
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,27 +1,34 @@
 """Driver-side inputs of lagReport: small config files and the subscription map (no Spark here).
 
 The big data (ConsumeQueue files) is read by Spark; what is read here is a few kilobytes per
-broker: consumerOffset.json, topics.json and the commit log's first segment name.
+broker: consumerOffset.json, topics.json and the commit log's first segment name. A live
+cluster's answers arrive as a ``LiveSnapshot`` of model objects, fetched by the CLI.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mqctl.errors import UsageError
 from mqctl.model import SubExpr, parse_subexpr
 from mqctl.store.offsets import COMMITTED, split_offset_key
 
+if TYPE_CHECKING:
+    from mqctl.model import GroupOverview, MessageQueue
+
 __all__ = [
     "BrokerInput",
     "ConsumerQueue",
+    "LiveSnapshot",
     "consumer_queues",
     "load_broker_input",
     "load_subscriptions",
+    "local_path",
     "parse_subscriptions",
 ]
 
@@ -51,6 +58,36 @@ class ConsumerQueue:
     queue_id: int
     committed: int
     sub: SubExpr | None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSnapshot:
+    """A live cluster as lagReport -n sees it, fetched on the driver (model objects only).
+
+    ``overviews``: every group with its consume stats; each QueueStat's ``min_offset`` (None: the
+    broker did not answer) and ``committed`` (None: offset table not read) are filled in.
+    ``oldest``: store time of the message at (queue, first unconsumed offset), only where one
+    was found; None when lag time was not asked for.
+    """
+
+    overviews: Sequence[GroupOverview]
+    oldest: Mapping[tuple[MessageQueue, int], int] | None = None
+
+    @property
+    def queue_count(self) -> int:
+        return sum(len(ov.stats.queues) for ov in self.overviews if ov.stats is not None)
+
+
+def local_path(uri: str) -> str | None:
+    """The local filesystem path a Spark path names: ``file:`` URIs and plain paths (absolute or
+    relative, existing or not); None for other schemes (hdfs://, s3a://, ...)."""
+    if uri.startswith("file://"):
+        return uri[len("file://") :]
+    if uri.startswith("file:"):
+        return uri[len("file:") :]
+    if "://" in uri or ":" in uri.split("/", 1)[0]:
+        return None
+    return uri
 
 
 def load_broker_input(broker_name: str, root: Path) -> BrokerInput:

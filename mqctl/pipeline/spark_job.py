@@ -236,6 +236,10 @@ def lag_report_df(consumer_queues: DataFrame, state: DataFrame, now_ms: int) -> 
         (~has_commit).alias("noCommittedOffset"),
         (has_commit & (committed < min_offset)).alias("belowMin"),
         (has_commit & (committed > broker_offset)).alias("aboveMax"),
+        # live only: a store knows no consume TPS and no pull offsets
+        F.lit(None).cast("double").alias("consumeTps"),
+        F.lit(None).cast("long").alias("pullOffset"),
+        F.lit(None).cast("long").alias("inflight"),
     )
 
 

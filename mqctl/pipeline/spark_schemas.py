@@ -10,6 +10,7 @@ from pyspark.sql.types import (
     ArrayType,
     BinaryType,
     BooleanType,
+    DoubleType,
     IntegerType,
     LongType,
     StringType,
@@ -20,7 +21,9 @@ from pyspark.sql.types import (
 __all__ = [
     "CONSUMER_QUEUES",
     "CQ_FILES",
+    "HISTORY",
     "LAG_REPORT",
+    "LIVE_QUEUES",
     "QUEUE_CONSUMERS",
     "SCAN",
 ]
@@ -99,23 +102,66 @@ SCAN = StructType(
     ]
 )
 
-# The dataset lagReport writes: one row per (group, topic, brokerName, queueId).
+# The dataset lagReport writes: one row per (group, topic, brokerName, queueId), from stores or a
+# live cluster (-n). Declared once for both, and for the history (HISTORY adds the sample time):
+# - minOffset is null live when the broker did not answer GET_TOPIC_STATS_INFO for the topic;
+# - matchedDiff is null without --subscriptions, and always live (see lagreport_live);
+# - oldestUnconsumedTimestamp and lagMs are null live with --no-lag-time;
+# - noCommittedOffset (and belowMin / aboveMax) is null live when the broker's offset table
+#   could not be read (the consume stats alone cannot tell "no commit" from 0);
+# - consumeTps, pullOffset and inflight are live only (null from stores; pullOffset is also null
+#   from brokers before 5.1, which do not report it). consumeTps is the group's, on each row.
 LAG_REPORT = StructType(
     [
         _f("group", StringType()),
         _f("topic", StringType()),
         _f("brokerName", StringType()),
         _f("queueId", IntegerType()),
-        _f("minOffset", LongType()),
+        _f("minOffset", LongType(), True),
         _f("brokerOffset", LongType()),
         _f("consumerOffset", LongType()),
         _f("diff", LongType()),
         _f("matchedDiff", LongType(), True),
         _f("lastTimestamp", LongType()),
-        _f("oldestUnconsumedTimestamp", LongType()),
-        _f("lagMs", LongType()),
-        _f("noCommittedOffset", BooleanType()),
-        _f("belowMin", BooleanType()),
-        _f("aboveMax", BooleanType()),
+        _f("oldestUnconsumedTimestamp", LongType(), True),
+        _f("lagMs", LongType(), True),
+        _f("noCommittedOffset", BooleanType(), True),
+        _f("belowMin", BooleanType(), True),
+        _f("aboveMax", BooleanType(), True),
+        _f("consumeTps", DoubleType(), True),
+        _f("pullOffset", LongType(), True),
+        _f("inflight", LongType(), True),
+    ]
+)
+
+# Driver-built from a live cluster's answers (lagreport_live): one row per (group, queue) of the
+# consume stats. committed: the queue is in the broker's offset table (null: table not read);
+# oldestUnconsumedTimestamp: store time of the first unconsumed message (0 none, null not asked).
+LIVE_QUEUES = StructType(
+    [
+        _f("group", StringType()),
+        _f("topic", StringType()),
+        _f("brokerName", StringType()),
+        _f("queueId", IntegerType()),
+        _f("minOffset", LongType(), True),
+        _f("brokerOffset", LongType()),
+        _f("consumerOffset", LongType()),
+        _f("committed", BooleanType(), True),
+        _f("lastTimestamp", LongType()),
+        _f("pullOffset", LongType(), True),
+        _f("oldestUnconsumedTimestamp", LongType(), True),
+        _f("consumeTps", DoubleType(), True),
+    ]
+)
+
+# The history dataset (--history DIR): every run's report rows with the run's time, partitioned
+# by the UTC date and hour of sampleMs (directories date=YYYY-MM-DD/hour=HH). date and hour are
+# strings so the directory names keep their zero padding.
+HISTORY = StructType(
+    [
+        *LAG_REPORT.fields,
+        _f("sampleMs", LongType()),
+        _f("date", StringType()),
+        _f("hour", StringType()),
     ]
 )

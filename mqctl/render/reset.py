@@ -27,11 +27,14 @@ def status_line(plan: ResetPlan, journal: JournalRecord | None, exported: str | 
     result = journal.result
     if result is not None and result.checks:
         missed = len(result.not_taken)
+        resumed = sum(1 for c in result.checks if c.resumed)
         took = (
             f"; all {len(result.checks)} queue(s) read back at their targets"
             if not missed
             else f"; {missed} of {len(result.checks)} queue(s) NOT at their targets (listed on stderr)"
         )
+        if resumed:
+            took += f" ({resumed} already past them: the consumers resumed)"
     return (
         f"EXECUTED: offsets written ({what}){took}; journal {journal.id}{state}, undo with --undo {journal.id}"
         + where

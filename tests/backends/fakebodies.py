@@ -104,6 +104,9 @@ def broker_answer(cluster: Cluster, b: Broker, code: int, fields: Mapping[str, s
         43: _all_offsets,
         201: _all_groups,
         21: _all_topics,
+        14: _query_offset,
+        15: _update_offset,
+        222: _reset_offset,
     }
     handler = handlers.get(code)
     if handler is None:
@@ -276,3 +279,45 @@ def _all_topics(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
         f'{{"dataVersion":{DATA_VERSION},"mappingDataVersion":{DATA_VERSION},"topicConfigTable":{{{table}}},'
         f'"topicQueueMappingDetailMap":{{}},"topicQueueMappingInfoMap":{{}}}}'
     )
+
+
+# --- offset writes (remoting.md: QUERY_CONSUMER_OFFSET 14, UPDATE_CONSUMER_OFFSET 15,
+# INVOKE_BROKER_TO_RESET_OFFSET 222 with an explicit queue and offset: the 5.x server-side reset)
+
+
+def _query_offset(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
+    committed = b.offsets.get(f.get("consumerGroup", ""), {}).get(f.get("topic", ""), {})
+    qid = _int(f, "queueId", -1)
+    if qid not in committed:
+        return Reply(22, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
+    return Reply(ext={"offset": str(committed[qid])})
+
+
+def _store_offset(b: Broker, group: str, topic: str, qid: int, offset: int) -> None:
+    if not b.drop_writes:
+        b.offsets.setdefault(group, {}).setdefault(topic, {})[qid] = offset
+
+
+def _update_offset(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
+    _store_offset(
+        b, f.get("consumerGroup", ""), f.get("topic", ""), _int(f, "queueId", -1), _int(f, "commitOffset")
+    )
+    return Reply()
+
+
+def _reset_offset(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
+    group, q = f.get("group", ""), _queue(b, f)
+    if not b.server_side_reset or q is None:
+        online = cluster.online.get(group)
+        if online is None or not online.clients:
+            return Reply(
+                206, f"Consumer not online, so can not reset offset, Group: {group} Topic: {f.get('topic')}"
+            )
+        return Reply(1, "the fake resets by time through clients only on the server side")
+    offset = _int(f, "offset", -1)
+    if offset == -1:  # no offset: by time (the fake's messages are stored at their minutes)
+        offset = q.search_lower(_int(f, "timestamp"))
+    if offset < q.min_offset or offset > q.max_offset + 1:  # 5.3.3 resetOffsetInner's check
+        return Reply(1, f"Target offset {offset} not in consume queue range [{q.min_offset}-{q.max_offset}]")
+    _store_offset(b, group, f.get("topic", ""), _int(f, "queueId", -1), offset)
+    return Reply()

@@ -63,6 +63,7 @@ class FakeServer:
         self.delay = 0.0
         self.errors: dict[int, tuple[int, str]] = {}
         self.acl: tuple[str, str] | None = None
+        self.version = 479  # RocketMQ's version code in every answer (479: 5.3.3, 407: 4.9.7)
         self._listen()
 
     @property
@@ -93,7 +94,7 @@ class FakeServer:
         self.drop_connections()
 
     def reset(self) -> None:
-        self.mode, self.delay, self.errors, self.acl = None, 0.0, {}, None
+        self.mode, self.delay, self.errors, self.acl, self.version = None, 0.0, {}, None, 479
         self.drop_connections()
         with self._lock:
             self.requests.clear()
@@ -186,13 +187,12 @@ class FakeServer:
             return Reply(*self.errors[cmd.code])
         return self.answer(cmd.code, fields, cmd.version)
 
-    @staticmethod
-    def _encode(cmd: RemotingCommand, reply: Reply) -> bytes:
+    def _encode(self, cmd: RemotingCommand, reply: Reply) -> bytes:
         resp = RemotingCommand(
             code=reply.code,
             opaque=cmd.opaque,
             flag=FLAG_RESPONSE,
-            version=479,
+            version=self.version,
             remark=reply.remark,
             ext_fields=dict(reply.ext),
             body=reply.body,

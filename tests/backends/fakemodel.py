@@ -98,6 +98,8 @@ class Broker:
     addr: str = ""
     records: dict[int, bytes] = field(default_factory=dict)  # commit-log offset -> record
     phys: dict[tuple[str, int, int], int] = field(default_factory=dict)  # (topic, qid, offset) -> phys
+    server_side_reset: bool = True  # 5.x useServerSideResetOffset: 222 with an offset writes the table
+    drop_writes: bool = False  # answers offset writes with success and keeps nothing (a broken broker)
 
     def build_commitlog(self) -> None:
         """Every live message as a commit-log record, at consecutive physical offsets."""

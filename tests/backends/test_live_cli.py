@@ -70,7 +70,6 @@ def runs(cluster: FakeCluster) -> dict[str, Run]:
         "groups_json": ["consumerProgress", *n, "-o", "json"],
         "connection": ["consumerConnection", "-g", "G1", *n, "-o", "plain"],
         "reset": ["resetOffsetByTime", "-g", "G1", "-t", "Orders", "-s", RESET_AT, *n, "--output", "json"],
-        "execute": ["resetOffsetByTime", "-g", "G1", "-t", "Orders", "-s", RESET_AT, *n, "--execute"],
         "allocate": ["allocateMQ", *"-t TopicTest -i 10.0.0.1,10.0.0.2,192.168.1.100 -o plain".split(), *n],
     }
     return run_batch({k: (v, None) for k, v in cases.items()})
@@ -264,17 +263,6 @@ def test_reset_dry_run_targets_come_from_the_brokers_search(runs, cluster) -> No
     assert got == want
     assert all(r["delta"] == r["targetOffset"] - r["currentOffset"] for r in doc["rows"])
     assert all(29 in s.codes() for s in cluster.brokers.values())  # SEARCH_OFFSET_BY_TIMESTAMP asked
-
-
-def test_reset_execute_live_exits_7_and_writes_nothing(runs, cluster) -> None:
-    """Live resets are not available (exit 7). The fake answers the requests a live reset would
-    need (14, 15, 222) with 3 REQUEST_CODE_NOT_SUPPORTED, so even a version that has them stops
-    at exit 7 here, before writing anything."""
-    run = runs["execute"]
-    assert run.code == 7
-    run.error_line()
-    writes = {15, 222, 220}  # UPDATE_CONSUMER_OFFSET, INVOKE_BROKER_TO_RESET_OFFSET, client reset
-    assert not writes & {c for s in cluster.servers() for c in s.codes()}
 
 
 def test_allocate_mq_with_a_name_server(runs, cluster) -> None:
