@@ -84,6 +84,12 @@ class Backend(Protocol):
         """Warnings raised since the last call (each is returned once, for the CLI to print)."""
         ...
 
+    def rocketmq_version(self) -> int | None:
+        """The brokers' MQVersion ordinal (the lowest when they differ; None when unknown): the
+        one the user named, else live from the answers' headers, a store from its files. It picks
+        mqadmin's layout for plain output and, on a store, the broker's time search."""
+        ...
+
     # --- metadata: the name server's route, the brokers' config tables ---------------------
     def broker_names(self) -> Sequence[str]:
         """The cluster's brokers, in route order."""

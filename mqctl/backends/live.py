@@ -63,8 +63,10 @@ class LiveBackend:
         credentials: Credentials | None = None,
         tls: bool = False,
         tls_insecure: bool = False,
+        version: int | None = None,
     ) -> None:
         self.namesrv = namesrv.strip()
+        self._version = version  # --mqadmin-version: the layout to print, whatever the brokers say
         self._timeout = timeout
         self._request_timeout = request_timeout
         self._credentials = credentials
@@ -123,6 +125,14 @@ class LiveBackend:
     def take_warnings(self) -> list[BackendWarning]:
         out, self._warnings = self._warnings, []
         return out
+
+    def rocketmq_version(self) -> int | None:
+        """The lowest version a broker answered with (name servers left out), unless named."""
+        if self._version is not None:
+            return self._version
+        servers = {a.strip() for a in self.namesrv.split(";")}
+        seen = [v for addr, v in self.net.versions.items() if addr not in servers and v > 0]
+        return min(seen) if seen else None
 
     def broker_version(self, broker: str) -> int | None:
         """The MQVersion ordinal the broker answered with (every response header carries it)."""

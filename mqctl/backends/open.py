@@ -24,6 +24,7 @@ class BackendOptions:
     secret_key: str | None = field(default=None, repr=False)
     tls: bool = False
     tls_insecure: bool = False
+    version: int | None = None  # --mqadmin-version: the RocketMQ release to follow (else detected)
 
 
 def open_backend(target: BackendTarget, options: BackendOptions | None = None) -> Backend:
@@ -32,7 +33,9 @@ def open_backend(target: BackendTarget, options: BackendOptions | None = None) -
         from mqctl.backends.store import StoreBackend
 
         return StoreBackend(
-            {name: Path(root) for name, root in target.stores}, ignore_abort_file=opts.ignore_abort_file
+            {name: Path(root) for name, root in target.stores},
+            ignore_abort_file=opts.ignore_abort_file,
+            version=opts.version,
         )
     if target.kind == "live" and target.namesrv:
         from mqctl.backends.live import LiveBackend
@@ -51,5 +54,6 @@ def open_backend(target: BackendTarget, options: BackendOptions | None = None) -
             credentials=creds,
             tls=opts.tls,
             tls_insecure=opts.tls_insecure,
+            version=opts.version,
         )
     raise NotAvailableError(f"cannot open a {target.kind!r} backend ({target.describe()})")

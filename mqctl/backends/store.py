@@ -58,9 +58,12 @@ class StoreBackend:
 
     kind = "store"
 
-    def __init__(self, stores: Mapping[str, Path], *, ignore_abort_file: bool = False) -> None:
+    def __init__(
+        self, stores: Mapping[str, Path], *, ignore_abort_file: bool = False, version: int | None = None
+    ) -> None:
         self._roots = {name: Path(root) for name, root in stores.items()}
         self._ignore_abort_file = ignore_abort_file
+        self._version = version
         self._stack = ExitStack()
         self._brokers: dict[str, BrokerFiles] = {}
         self._warnings: list[BackendWarning] = []
@@ -91,6 +94,12 @@ class StoreBackend:
     def take_warnings(self) -> list[BackendWarning]:
         out, self._warnings[:] = list(self._warnings), []
         return out
+
+    def rocketmq_version(self) -> int | None:
+        if self._version is not None:
+            return self._version
+        found = [v for b in self._brokers.values() if (v := b.version) is not None]
+        return min(found) if found else None
 
     # --- metadata ------------------------------------------------------------------------
     def broker_names(self) -> Sequence[str]:
@@ -192,13 +201,22 @@ class StoreBackend:
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
+        """The search of the broker line that wrote the store: 4.x picks a consume-queue file by
+        its modification time and the nearest message in it; 5.x the LOWER/UPPER boundary."""
+        from mqctl.model.versions import is_legacy
         from mqctl.store.timesearch import offset_by_time
 
+        legacy = is_legacy(self.rocketmq_version())
         out = []
         for q in queries:
             b = self._broker(q.queue.broker_name)
             cq = b.queue(q.queue.topic, q.queue.queue_id)
-            out.append(offset_by_time(cq, b.commitlog, q.timestamp, q.boundary))
+            if legacy:
+                from mqctl.store.timesearch4 import offset_by_time_4x
+
+                out.append(offset_by_time_4x(cq, b.commitlog, q.timestamp))
+            else:
+                out.append(offset_by_time(cq, b.commitlog, q.timestamp, q.boundary))
         return out
 
     def store_times(self, positions: Sequence[QueueOffset]) -> list[int]:

@@ -35,6 +35,18 @@ class BrokerFiles:
         self._commitlog: CommitLog | None = None
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
         self._by_group: dict[str, dict[str, dict[int, int]]] | None = None
+        self._version: int | None = None
+        self._version_read = False
+
+    @property
+    def version(self) -> int | None:
+        """The RocketMQ line that wrote this store (4.9.7 / 5.3.3 / 5.5.0), None when no file says."""
+        if not self._version_read:
+            from mqctl.store.version import store_version
+
+            self._version = store_version(self.layout.root, self.layout.config_dir)
+            self._version_read = True
+        return self._version
 
     def _warn(self, message: str | None) -> None:
         if message:

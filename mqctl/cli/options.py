@@ -98,6 +98,18 @@ TlsOpt = Annotated[bool, typer.Option("--tls", help="Live cluster: talk TLS to n
 TlsInsecureOpt = Annotated[
     bool, typer.Option("--tls-insecure", help="With --tls: do not verify certificates (test clusters only).")
 ]
+MqadminVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--mqadmin-version",
+        metavar="X.Y.Z",
+        envvar="MQCTL_MQADMIN_VERSION",
+        help="The RocketMQ release whose mqadmin layout (-o plain) and broker rules to follow, e.g. "
+        "4.9.7 or 5.3.3. Default: live, what the brokers answer with; a store, what its files say "
+        "(4.x writes no stateVersion), else 5.x.",
+        show_default=False,
+    ),
+]
 OutputOpt = Annotated[
     OutputFormat | None,
     typer.Option(
@@ -186,13 +198,25 @@ class LiveOptions:
 
 
 def backend_options(
-    live: LiveOptions, profile: str | None, *, ignore_abort_file: bool = False
+    live: LiveOptions,
+    profile: str | None,
+    *,
+    ignore_abort_file: bool = False,
+    mqadmin_version: str | None = None,
 ) -> BackendOptions:
     """Flags first, then the profile's keys and TLS switch (a profile keeps a secret out of ps)."""
     from mqctl.backends.open import BackendOptions
 
     if live.timeout <= 0:
         raise UsageError(f"--timeout {live.timeout}: expected a positive number of seconds")
+    version = None
+    if mqadmin_version:
+        from mqctl.model.versions import version_ordinal
+
+        try:
+            version = version_ordinal(mqadmin_version)
+        except ValueError as exc:
+            raise UsageError(f"--mqadmin-version: {exc}") from None
     access, secret, tls = live.access_key, live.secret_key, live.tls
     if profile and not (access and secret):
         prof = _profile(profile)
@@ -204,6 +228,7 @@ def backend_options(
         secret_key=secret,
         tls=tls or live.tls_insecure,
         tls_insecure=live.tls_insecure,
+        version=version,
     )
 
 

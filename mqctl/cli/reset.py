@@ -14,6 +14,7 @@ from mqctl.cli.options import (
     AccessKeyOpt,
     ClusterOpt,
     LiveOptions,
+    MqadminVersionOpt,
     NamesrvOpt,
     OutputFormat,
     OutputLongOpt,
@@ -230,6 +231,7 @@ def reset_offset_by_time(
     tls: TlsOpt = False,
     tls_insecure: TlsInsecureOpt = False,
     output: OutputLongOpt = None,
+    mqadmin_version: MqadminVersionOpt = None,
     now_ms: _NowMsOpt = None,
 ) -> None:
     now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -266,7 +268,9 @@ def reset_offset_by_time(
     from mqctl.ops.planfile import check_export_target
 
     live = LiveOptions(timeout, access_key, secret_key, tls, tls_insecure)
-    options = backend_options(live, profile, ignore_abort_file=unsafe_ignore_abort_file)
+    options = backend_options(
+        live, profile, ignore_abort_file=unsafe_ignore_abort_file, mqadmin_version=mqadmin_version
+    )
     with _backend(record, store, profile, namesrv, options) as backend:
         export_path = (
             check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None

@@ -101,6 +101,8 @@ _WHERE = {
     "parse_subexpr": "subexpr",
     "severity": "watch",
     "version_name": "versions",
+    "version_ordinal": "versions",
+    "is_legacy": "versions",
 }
 
 __all__ = sorted(_WHERE)
@@ -194,7 +196,9 @@ if TYPE_CHECKING:
         V5_3_3,
         V5_5_0,
         V5_5_1,
+        is_legacy,
         version_name,
+        version_ordinal,
     )
     from mqctl.model.watch import (
         D_DRAINED,

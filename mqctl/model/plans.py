@@ -44,6 +44,7 @@ class PlanRow:
     max_offset: int
     target_timestamp: int  # store time of the message at the target, -1 when there is none
     warnings: tuple[str, ...] = ()
+    searched_offset: int | None = None  # a time target: the broker's answer before -f false kept it
 
     @property
     def delta(self) -> int | None:
@@ -63,6 +64,8 @@ class ResetPlan:
     single_queue: bool = False
     undo_of: str | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    online: bool | None = None  # the group has clients connected (None: a store cannot tell)
+    rocketmq_version: int | None = None  # the brokers' MQVersion ordinal, None when unknown
 
     @property
     def replayed(self) -> int:

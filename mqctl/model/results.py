@@ -56,6 +56,7 @@ class GroupProgress:
     warnings: list[str] = field(default_factory=list)
     consume_tps: float | None = None  # None: the backend cannot know (a store)
     failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer: their rows are missing
+    rocketmq_version: int | None = None  # the brokers' MQVersion ordinal (mqadmin's layout), None unknown
 
     @property
     def diff_total(self) -> int:

@@ -11,6 +11,25 @@ V5_3_3 = 479
 V5_5_0 = 513
 V5_5_1 = 515
 
+
+def is_legacy(ordinal: int | None) -> bool:
+    """A 4.x release: mqadmin's 4.x layouts, the 4.x broker's time search and reset paths."""
+    return ordinal is not None and ordinal < V5_0_0
+
+
+def version_ordinal(text: str) -> int:
+    """The MQVersion ordinal of a release named ``4.9.7`` / ``V5_3_3`` / ``5.5.1`` (4.0.0 on);
+    ValueError for anything else."""
+    parts = text.strip().upper().lstrip("V").replace("_", ".").split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"not a RocketMQ release: {text!r} (expected e.g. 4.9.7, 5.3.3, 5.5.1)")
+    major, minor, patch = (int(p) for p in parts)
+    if major < 4 or minor > 9 or patch > 9:
+        raise ValueError(f"not a RocketMQ release mqctl knows: {text!r} (4.0.0 to 5.9.9)")
+    # The enum runs 4.0.0-SNAPSHOT, 4.0.0, 4.0.1-SNAPSHOT, ... from ordinal 212 (see version_name).
+    return 212 + (major - 4) * 200 + minor * 20 + patch * 2 + 1
+
+
 # MQVersion ordinals 0-15: the 3.0.0 pre-releases, in enum order.
 _V3_0_0 = (
     "V3_0_0_SNAPSHOT",

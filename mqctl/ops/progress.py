@@ -142,6 +142,7 @@ def group_progress(
         warnings=warnings,
         consume_tps=stats.consume_tps if backend.kind != "store" else None,
         failures=stats.failures,
+        rocketmq_version=backend.rocketmq_version(),
     )
 
 

@@ -30,6 +30,7 @@ from mqctl.model import (
     ResetPlan,
     Target,
     TopicRoute,
+    is_legacy,
 )
 
 if TYPE_CHECKING:
@@ -119,17 +120,24 @@ def _target(q: _Queue, target: Target) -> tuple[int, list[str]]:
 def _rows(backend: Backend, queues: list[_Queue], target: Target, force: bool) -> tuple[PlanRow, ...]:
     by_time = _time_targets(backend, queues, target.value) if target.kind == "time" else {}
     planned: list[tuple[_Queue, int, list[str]]] = []
+    searched: dict[MessageQueue, int] = {}
     for q in queues:
         if target.kind == "time":
             tgt, clamped = by_time[q.mq]
             warnings = [W_CLAMPED] if clamped else []
         else:
             tgt, warnings = _target(q, target)
+        searched[q.mq] = tgt
         if not force and q.current >= 0 and tgt > q.current:
             tgt = q.current
             warnings.append(W_KEPT)
         planned.append((q, tgt, warnings + _row_warnings(q.current, q.mn, q.mx)))
-    return _with_times(backend, planned)
+    rows = _with_times(backend, planned)
+    if target.kind != "time":
+        return rows
+    return tuple(
+        replace(r, searched_offset=searched[MessageQueue(r.topic, r.broker_name, r.queue_id)]) for r in rows
+    )
 
 
 def _with_times(backend: Backend, planned: list[tuple[_Queue, int, list[str]]]) -> tuple[PlanRow, ...]:
@@ -203,9 +211,15 @@ def plan_reset(
         brokers = ", ".join(backend.broker_names()) or "none"
         raise NotFoundError(f"topic {topic!r} does not exist on any broker ({brokers})") from None
     queues = _queues(backend.consume_stats(group, topic))
+    version = backend.rocketmq_version()
+    if target.kind == "time" and is_legacy(version) and target.text.strip().lower() == "now":
+        target = replace(target, value=-1)  # 4.x mqadmin sends -s now as -1: every queue's max
     rows = _rows(backend, _selected(backend, route, queues, broker, queue), target, force)
     return with_online_note(
-        backend, ResetPlan(group, topic, target, force, rows, single_queue=queue is not None)
+        backend,
+        ResetPlan(
+            group, topic, target, force, rows, single_queue=queue is not None, rocketmq_version=version
+        ),
     )
 
 
@@ -219,6 +233,7 @@ def with_online_note(backend: Backend, plan: ResetPlan) -> ResetPlan:
         return plan  # a store: no clients to tell
     except MqctlError:
         clients = 0
+    plan = replace(plan, online=bool(clients))
     if clients:
         return note(plan, f"group online ({clients} client(s)): the brokers reset and tell the clients")
     return note(plan, "group offline: nobody consumes, the brokers take the offsets as they are")
@@ -285,7 +300,16 @@ def _replan(
         raise RefusedError(moved_message(moved[:3]) + more + "; nothing written")
     rows = _with_times(backend, planned)
     topics = sorted({r.topic for r in rows})
-    return with_online_note(backend, ResetPlan(group, ",".join(topics), target, True, rows, undo_of=undo_of))
+    plan = ResetPlan(
+        group,
+        ",".join(topics),
+        target,
+        True,
+        rows,
+        undo_of=undo_of,
+        rocketmq_version=backend.rocketmq_version(),
+    )
+    return with_online_note(backend, plan)
 
 
 def plan_from_file(backend: Backend, plan_file: PlanFile, path: str) -> ResetPlan:

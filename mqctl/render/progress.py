@@ -31,7 +31,12 @@ def _lag_style(lag: int, lag_ms: int) -> str | None:
 
 
 def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: bool = True) -> None:
-    """mqadmin 5.1+ printf layout, byte for byte (spec/mqadmin.md 3.3)."""
+    """mqadmin 5.1+ printf layout, byte for byte (spec/mqadmin.md 3.3); 4.x's for a 4.x cluster."""
+    from mqctl.model.versions import is_legacy
+
+    if is_legacy(p.rocketmq_version):
+        plain_4x(p, out, show_client_ip, headers)
+        return
     w = out.write
     head = "  ".join(
         [
@@ -62,6 +67,29 @@ def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: 
     w(f"Consume TPS: {java_2f(p.consume_tps or 0.0)}\n")
     w(f"Consume Diff Total: {p.raw_diff_total}\n")
     w(f"Consume Inflight Total: {p.inflight_total}\n")
+
+
+def plain_4x(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: bool = True) -> None:
+    """mqadmin 4.9's layout (docs/rocketmq-versions.md 1): no Inflight column, "Diff Total:", and
+    #LastTime aligned with its values."""
+    w = out.write
+    lead = (("#Topic", 64), ("#Broker Name", 32), ("#QID", 4), ("#Broker Offset", 20), ("#Consumer Offset", 20))
+    if headers:
+        ip_head = ljust("#Client IP", 20) + " " if show_client_ip else ""
+        w("  ".join(ljust(h, n) for h, n in lead) + "  " + ip_head + ljust("#Diff", 20) + "  #LastTime\n")
+    for r in p.rows:
+        cells = [
+            ljust(front(r.topic, 64), 64),
+            ljust(front(r.broker_name, 32), 32),
+            ljust(r.queue_id, 4),
+            ljust(r.broker_offset, 20),
+            ljust(r.consumer_offset, 20),
+        ]
+        ip = ljust(r.client_ip or "N/A", 20) + " " if show_client_ip else ""
+        w("  ".join(cells) + "  " + ip + ljust(r.diff, 20) + "  " + _last_time(r.last_timestamp) + "\n")
+    w("\n")
+    w(f"Consume TPS: {java_2f(p.consume_tps or 0.0)}\n")
+    w(f"Diff Total: {p.raw_diff_total}\n")
 
 
 # (JSON key, CSV column) of a row, in order; the CSV carries exactly the JSON's fields.

@@ -65,13 +65,45 @@ def plain(plan: ResetPlan, out: TextIO, ts_text: str, ts_long: int) -> None:
         )
         w(f"reset consumer offset to {r.target_offset}\n")
         return
-    w(
-        f"start reset consumer offset by specified, group[{plan.group}], topic[{plan.topic}], "
-        f"force[{'true' if plan.force else 'false'}], timestamp(string)[{ts_text}], timestamp(long)[{ts_long}]\n"
-    )
+    from mqctl.model.versions import is_legacy
+
+    force = "true" if plan.force else "false"
+    if is_legacy(plan.rocketmq_version):
+        if ts_text.lower() == "now":
+            ts_long = -1  # 4.x mqadmin sends "now" as -1
+        if not plan.online:  # the 4.x broker answers CONSUMER_NOT_ONLINE: mqadmin's old path
+            _plain_old_path_4x(plan, out, force, ts_text, ts_long)
+            return
+        w(f"rollback consumer offset by specified group[{plan.group}], topic[{plan.topic}], ")
+    else:
+        w(f"start reset consumer offset by specified, group[{plan.group}], topic[{plan.topic}], ")
+    w(f"force[{force}], timestamp(string)[{ts_text}], timestamp(long)[{ts_long}]\n")
     w(f"{ljust('#brokerName', 40)}  {ljust('#queueId', 40)}  {ljust('#offset', 40)}\n")
     for r in _mqadmin_order(plan):
         w(f"{ljust(front(r.broker_name, 32), 40)}  {ljust(r.queue_id, 40)}  {ljust(r.target_offset, 40)}\n")
+
+
+def _plain_old_path_4x(plan: ResetPlan, out: TextIO, force: str, ts_text: str, ts_long: int) -> None:
+    """4.x mqadmin's client-side reset (docs/rocketmq-versions.md 2.3, Path C): per broker in route
+    order, its consume stats' HashMap order; the offset the time search gave and the one set."""
+    from mqctl.model import MessageQueue
+    from mqctl.model.javaorder import hashmap_order, message_queue_hash
+
+    w = out.write
+    w(
+        f"rollback consumer offset by specified consumerGroup[{plan.group}], topic[{plan.topic}], "
+        f"force[{force}], timestamp(string)[{ts_text}], timestamp(long)[{ts_long}]\n"
+    )
+    heads = ("#brokerName", "#queueId", "#brokerOffset", "#consumerOffset", "#timestampOffset", "#rollbackOffset")
+    w("  ".join(ljust(h, 20) for h in heads) + "\n")
+    per_broker: dict[str, list] = {}
+    for r in plan.rows:
+        per_broker.setdefault(r.broker_name, []).append((MessageQueue(r.topic, r.broker_name, r.queue_id), r))
+    for pairs in per_broker.values():
+        for _mq, r in hashmap_order(pairs, message_queue_hash):
+            searched = r.target_offset if r.searched_offset is None else r.searched_offset
+            cells = (front(r.broker_name, 32), r.queue_id, r.max_offset, max(r.current_offset, 0), searched)
+            w("  ".join(ljust(c, 20) for c in (*cells, r.target_offset)) + "\n")
 
 
 def _signed(d: int | None) -> str:

@@ -104,6 +104,9 @@ class MemoryBackend:
         out, self.warnings = self.warnings, []
         return out
 
+    def rocketmq_version(self) -> int | None:
+        return None  # 5.x rules and layouts
+
     # --- metadata ------------------------------------------------------------------------
     def broker_names(self) -> Sequence[str]:
         self.calls["broker_names"] += 1
