@@ -22,6 +22,8 @@ class CaseInsensitiveGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[no-untyped-def,override]
         from mqctl.cli.errors import report_click_error
 
+        # consumerProgress -w takes an optional interval, which click cannot parse by itself.
+        args = progress.normalise_argv(list(sys.argv[1:] if args is None else args))
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except typer.Abort:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 
+from mqctl.cli import progress_watch
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.options import (
     AccessKeyOpt,
     ClusterOpt,
     LiveOptions,
+    MqadminVersionOpt,
     NamesrvOpt,
     OutputFormat,
     OutputOpt,
@@ -23,9 +26,21 @@ from mqctl.cli.options import (
     TlsInsecureOpt,
     TlsOpt,
     backend_options,
+    cluster_target,
     emit,
     open_backend,
     resolve_format,
+)
+from mqctl.cli.progress_watch import (
+    HistoryOpt,
+    MaxStatusOpt,
+    RetryScanOpt,
+    SamplesOpt,
+    StatusFromOpt,
+    WatchFlags,
+    WatchOpt,
+    WhyOpt,
+    WindowOpt,
 )
 from mqctl.errors import CheckFailedError, ExitStatus, MqctlError, UsageError
 from mqctl.render import progress as render
@@ -38,6 +53,11 @@ Without -g: every group of the offset tables with its diff total.
 
 Beyond mqadmin: minOffset, the store time of the oldest unconsumed message and its age (lag time),
 --tags for exact filtered lag, and --max-lag / --max-lag-time gates for CI (exit 10).
+
+Over time: --watch samples the group every few seconds (a live table, or JSON lines on a pipe) with
+consume and produce rates, time to drain and a status per queue (OK, WARN, REWIND, STOP, STALL,
+STUCK: see --max-status); --history PATH records samples (cron), --status-from PATH judges them
+later; --why QUEUE shows the message a queue's committed offset waits on.
 
 mqadmin equivalent: mqadmin consumerProgress -g GROUP [-t TOPIC] [-s true]"""
 
@@ -145,6 +165,15 @@ def consumer_progress(
     tls: TlsOpt = False,
     tls_insecure: TlsInsecureOpt = False,
     output: OutputOpt = None,
+    mqadmin_version: MqadminVersionOpt = None,
+    watch: WatchOpt = None,
+    window: WindowOpt = 10,
+    max_status: MaxStatusOpt = None,
+    why: WhyOpt = None,
+    history: HistoryOpt = None,
+    status_from: StatusFromOpt = None,
+    retry_scan: RetryScanOpt = 200,
+    samples: SamplesOpt = None,
     now_ms: _NowMsOpt = None,
 ) -> None:
     from mqctl.cli.progressbar import DelayedProgress
@@ -153,20 +182,24 @@ def consumer_progress(
     group = group.strip() if group else None
     topic = topic.strip() if topic else None
     gates, sub = _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort)
-    fmt = resolve_format(output)
+    over_time = WatchFlags(watch, window, max_status, why, history, status_from, retry_scan, samples)
     ip = (show_client_ip or "").strip().lower() == "true"
-    options = backend_options(LiveOptions(timeout, access_key, secret_key, tls, tls_insecure), profile)
+    options = backend_options(
+        LiveOptions(timeout, access_key, secret_key, tls, tls_insecure),
+        profile,
+        mqadmin_version=mqadmin_version,
+    )
+    if over_time.any:
+        no_gates = gates == Gates(None, None)
+        progress_watch.check_flags(over_time, group, tags=tags is not None, client_ip=ip, gates=not no_gates)
+        if over_time.takes_over:
+            assert group is not None
+            target = functools.partial(cluster_target, store, profile, namesrv)  # --status-from reads none
+            return progress_watch.run(over_time, group, topic, output, target, options, now_ms)
+    fmt = resolve_format(output)
     with open_backend(store, profile, namesrv, options) as backend, DelayedProgress("scanning") as bar:
         if group is None:
-            # Lag time costs two requests per lagging queue live: only when a gate needs it.
-            lag_time = backend.kind == "store" or gates.max_lag_ms is not None
-            summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update, lag_time=lag_time)
-            for w in backend.take_warnings():
-                warn(str(w))
-            _overview(summaries, fmt, sort, not no_headers, backend.kind)
-            _overview_failures(summaries)
-            gates.check_groups(summaries)
-            return
+            return _all_groups(backend, bar, gates, fmt, sort, not no_headers, now_ms)
         # plain is mqadmin's columns only: live, that is one request per broker and no more.
         detail = fmt is not OutputFormat.plain or backend.kind == "store" or gates.max_lag_ms is not None
         result = ops.group_progress(
@@ -181,8 +214,29 @@ def consumer_progress(
             detail=detail,
         )
         kind = backend.kind
+        protected = backend.protected_paths()
+    # --history (cron): the sample is recorded even when a broker did not answer (incomplete).
+    view = progress_watch.record(over_time, result, kind, topic, protected) if history is not None else None
     _report(result, topic, fmt, ip, not no_headers, kind)
     gates.check_group(result)
+    if view is not None:
+        progress_watch.gate(view, progress_watch.max_status(over_time))
+
+
+def _all_groups(
+    backend, bar, gates: Gates, fmt: OutputFormat, sort: str, headers: bool, now_ms: int | None
+) -> None:  # type: ignore[no-untyped-def]
+    """Without -g: the groups overview."""
+    from mqctl.ops import progress as ops
+
+    # Lag time costs two requests per lagging queue live: only when a gate needs it.
+    lag_time = backend.kind == "store" or gates.max_lag_ms is not None
+    summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update, lag_time=lag_time)
+    for w in backend.take_warnings():
+        warn(str(w))
+    _overview(summaries, fmt, sort, headers, backend.kind)
+    _overview_failures(summaries)
+    gates.check_groups(summaries)
 
 
 def _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort):  # type: ignore[no-untyped-def]
@@ -308,3 +362,22 @@ class Gates:
 
 
 consumer_progress.__doc__ = HELP
+
+
+def normalise_argv(args: list[str]) -> list[str]:
+    """mqctl's argv before click parses it: ``-w``/``--watch`` may come without its interval
+    (called by ``CaseInsensitiveGroup.main``)."""
+    if "-w" not in args and "--watch" not in args:
+        return args
+    import typing
+
+    from mqctl.cli.progress_watch import fill_watch_value
+
+    takes_value = set()
+    for hint in typing.get_type_hints(consumer_progress, include_extras=True).values():
+        meta = getattr(hint, "__metadata__", ())
+        base = typing.get_args(hint)[0] if meta else hint
+        for info in meta:
+            if base is not bool and getattr(info, "param_decls", None):
+                takes_value.update(info.param_decls)
+    return fill_watch_value(args, takes_value - {"-w", "--watch"})

@@ -44,6 +44,7 @@ class QueuePoint:
     pull_offset: int | None = None  # live clusters (the consumer's last pull); None: not known
     committed: bool = True
     lag_ms: int = 0  # age of the oldest unconsumed message when sampled (0: none or not asked)
+    min_offset: int | None = None
 
     @property
     def lag(self) -> int:

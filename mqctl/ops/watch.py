@@ -66,6 +66,7 @@ def sample_from_progress(progress: GroupProgress, backend: str, topic: str | Non
             pull_offset=None if backend == "store" else r.consumer_offset + r.inflight,
             committed=r.committed,
             lag_ms=r.lag_ms,
+            min_offset=r.min_offset,
         )
         for r in progress.rows
     )
@@ -197,6 +198,7 @@ def evaluate(samples: Sequence[Sample], rules: Rules = Rules()) -> WatchView:
     and rolled up. Samples are one group's, oldest first. A queue absent from the newest sample
     stays (stale, with its last window) only when its broker did not answer that sample; a queue
     gone from a complete answer is gone."""
+    samples = list(samples)
     if not samples:
         raise ValueError("no samples to evaluate")
     if rules.window < 2:
@@ -270,6 +272,7 @@ def sample_from_doc(doc: Any) -> Sample:
                 _int(q, "pullOffset", optional=True),
                 bool(q.get("committed", True)),
                 _int(q, "lagMs", optional=True) or 0,
+                _int(q, "minOffset", optional=True),
             )
         )
     topic = doc.get("topic")

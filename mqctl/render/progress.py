@@ -73,7 +73,13 @@ def plain_4x(p: GroupProgress, out: TextIO, show_client_ip: bool = False, header
     """mqadmin 4.9's layout (docs/rocketmq-versions.md 1): no Inflight column, "Diff Total:", and
     #LastTime aligned with its values."""
     w = out.write
-    lead = (("#Topic", 64), ("#Broker Name", 32), ("#QID", 4), ("#Broker Offset", 20), ("#Consumer Offset", 20))
+    lead = (
+        ("#Topic", 64),
+        ("#Broker Name", 32),
+        ("#QID", 4),
+        ("#Broker Offset", 20),
+        ("#Consumer Offset", 20),
+    )
     if headers:
         ip_head = ljust("#Client IP", 20) + " " if show_client_ip else ""
         w("  ".join(ljust(h, n) for h, n in lead) + "  " + ip_head + ljust("#Diff", 20) + "  #LastTime\n")

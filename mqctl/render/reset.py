@@ -94,7 +94,14 @@ def _plain_old_path_4x(plan: ResetPlan, out: TextIO, force: str, ts_text: str, t
         f"rollback consumer offset by specified consumerGroup[{plan.group}], topic[{plan.topic}], "
         f"force[{force}], timestamp(string)[{ts_text}], timestamp(long)[{ts_long}]\n"
     )
-    heads = ("#brokerName", "#queueId", "#brokerOffset", "#consumerOffset", "#timestampOffset", "#rollbackOffset")
+    heads = (
+        "#brokerName",
+        "#queueId",
+        "#brokerOffset",
+        "#consumerOffset",
+        "#timestampOffset",
+        "#rollbackOffset",
+    )
     w("  ".join(ljust(h, 20) for h in heads) + "\n")
     per_broker: dict[str, list] = {}
     for r in plan.rows:

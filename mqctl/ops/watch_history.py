@@ -1,0 +1,154 @@
+"""--history files: one consumerProgress sample per line (JSON, schema SAMPLE_SCHEMA), appended
+by every run or every --watch sample, read back by --status-from (and by the next --history run
+to judge its window).
+
+Appends are one ``write`` on an ``O_APPEND`` descriptor, so runs of cron jobs never interleave
+lines; a line cut short by a killed run (the last one, without its newline) is skipped with a
+warning (and the next append starts on a new line). A file may hold several groups (and -t
+topics): readers keep the lines of theirs. Only the file's tail is read (``TAIL_BYTES``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+
+from mqctl.errors import ExitStatus, MqctlError, UsageError
+from mqctl.model import SAMPLE_SCHEMA, Sample
+from mqctl.ops.watch import sample_from_doc
+
+TAIL_BYTES = 16 << 20
+
+
+def _corrupt(path: Path, where: object, why: str) -> MqctlError:
+    err = MqctlError(
+        f"{path}: line {where} is not a consumerProgress sample ({why})",
+        "a --history file holds only lines mqctl wrote; repair or move the file",
+    )
+    err.exit_status = ExitStatus.STORE_DATA
+    return err
+
+
+_HEAD = '{"schema":"%s",' % SAMPLE_SCHEMA
+
+
+def _cut(line: str) -> bool:
+    """A line mqctl began and did not finish: it starts as every sample line starts."""
+    text = line.strip()
+    return len(text) > len('{"schema":') and (_HEAD.startswith(text) or text.startswith(_HEAD))
+
+
+def _foreign(path: Path, why: str) -> UsageError:
+    return UsageError(
+        f"{path} is not a consumerProgress history: {why}",
+        f"a history file holds {SAMPLE_SCHEMA} lines (written by consumerProgress --history)",
+    )
+
+
+def _refuse_foreign(path: Path) -> None:
+    """A first line that is not JSON: a JSON document over several lines (another command's
+    -o json) is a foreign file (exit 2), anything else a corrupt one."""
+    if path.stat().st_size > TAIL_BYTES:
+        return
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except ValueError:
+        return
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    raise _foreign(path, f"it holds one JSON document (schema {schema!r}), not one sample per line")
+
+
+def check_history_path(target: str, protected: Iterable[Path]) -> Path:
+    """Refuse a history file inside a broker store, a directory, or a missing directory."""
+    path = Path(target).expanduser()
+    resolved = path.resolve()
+    for root in protected:
+        if resolved == root.resolve() or resolved.is_relative_to(root.resolve()):
+            raise UsageError(
+                f"--history {target}: refusing to write inside the broker store {root}",
+                "keep the history somewhere else, e.g. --history ./G.jsonl",
+            )
+    if not resolved.parent.is_dir():
+        raise UsageError(f"--history {target}: directory {resolved.parent} does not exist")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--history {target}: not a regular file")
+    return path
+
+
+def _tail(path: Path) -> tuple[list[str], int, bool]:
+    """The file's last lines (a partial first line of a cut tail dropped), the line number of the
+    first, and whether the last one ends with a newline."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        start = max(size - TAIL_BYTES, 0)
+        f.seek(start)
+        data = f.read()
+    if start > 0:
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
+    text = data.decode("utf-8", errors="replace")
+    return text.split("\n"), 1 if start == 0 else 0, text.endswith("\n") or not text
+
+
+def read_history(
+    path: Path, group: str, topic: str | None, keep: int, *, required: bool = False
+) -> tuple[list[Sample], list[str]]:
+    """The last ``keep`` samples of ``group`` (and ``topic``) in the file, oldest first, and
+    warnings. ``required``: a missing file or one without the group's samples is an error
+    (--status-from); else they read as no samples. Lines of other groups are skipped; a line that
+    is not a sample is exit 6 (corrupt), a file of another JSON schema exit 2 (foreign)."""
+    if not path.exists():
+        if required:
+            raise UsageError(f"--status-from {path}: no such file")
+        return [], []
+    lines, first_no, terminated = _tail(path)
+    out: deque[Sample] = deque(maxlen=max(keep, 1))
+    warnings: list[str] = []
+    groups: set[str] = set()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        n = first_no + i if first_no else 0
+        where = n or "(tail)"
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            if n == 1:
+                _refuse_foreign(path)
+            if (i == len(lines) - 1 and not terminated) or _cut(line):
+                warnings.append(f"{path}: line {where} is cut short (a run killed while writing?); skipped")
+                continue
+            raise _corrupt(path, where, "not JSON") from None
+        if isinstance(doc, dict) and doc.get("schema") != SAMPLE_SCHEMA:
+            raise _foreign(path, f"line {where} has schema {doc.get('schema')!r}")
+        try:
+            sample = sample_from_doc(doc)
+        except ValueError as e:
+            raise _corrupt(path, where, str(e)) from None
+        groups.add(sample.group)
+        if sample.group == group and sample.topic == topic:
+            out.append(sample)
+    if required and not out:
+        what = f"group {group}" + (f" with -t {topic}" if topic else "")
+        holds = ", ".join(sorted(groups)) or "no samples"
+        raise UsageError(f"{path} has no samples of {what} (it holds: {holds})")
+    return sorted(out, key=lambda s: s.at_ms), warnings
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line in one write; start on a new line if the file ends in a cut line."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        lead = b""
+        if size:
+            with open(path, "rb") as f:
+                f.seek(size - 1)
+                lead = b"" if f.read(1) == b"\n" else b"\n"
+        data = memoryview(lead + line.encode("utf-8") + b"\n")
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)

@@ -1,0 +1,305 @@
+"""consumerProgress over time: the sample line (pipe output and --history), the live table,
+and the stuck message of --why."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+from mqctl.render.plain import format_duration_ms, local_datetime, local_datetime_ms
+
+if TYPE_CHECKING:
+    from mqctl.model import MessageQueue, QueueWatch, Rates, StoredMessage, StuckMessage, WatchView
+    from mqctl.render.table import TableSpec
+
+Stuck = Mapping["MessageQueue", "StuckMessage"]
+
+STYLES = {"WARN": "yellow", "REWIND": "magenta", "STOP": "red", "STALL": "red", "STUCK": "bold red"}
+
+
+def _rate(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def _rates_doc(r: Rates) -> dict[str, Any]:
+    secs = None if r.drain_s is None else round(r.drain_s, 1)
+    return {
+        "consumeRate": _rate(r.consume),
+        "produceRate": _rate(r.produce),
+        "drain": r.drain,
+        "drainSeconds": secs,
+    }
+
+
+def _queue_doc(w: QueueWatch, stuck: StuckMessage | None) -> dict[str, Any]:
+    p = w.point
+    doc: dict[str, Any] = {
+        "topic": p.queue.topic,
+        "brokerName": p.queue.broker_name,
+        "queueId": p.queue.queue_id,
+        "brokerOffset": p.broker_offset,
+        "consumerOffset": p.consumer_offset,
+        "pullOffset": p.pull_offset,
+        "minOffset": p.min_offset,
+        "committed": p.committed,
+        "lag": p.lag,
+        "lagMs": p.lag_ms,
+        "inflight": p.inflight,
+        "status": w.status,
+        "reason": w.reason,
+        **_rates_doc(w.rates),
+        "points": w.points,
+        "spanMs": w.span_ms,
+        "stale": w.stale,
+    }
+    if stuck is not None:
+        doc["stuckMessage"] = {
+            k: v for k, v in why_doc(stuck).items() if k not in ("schema", "group", "queue")
+        }
+    return doc
+
+
+def sample_doc(view: WatchView, stuck: Stuck | None = None) -> dict[str, Any]:
+    """One sample with what its window says (schema SAMPLE_SCHEMA; the offsets are what a
+    --history reader reads back, the rest is recomputed there)."""
+    from mqctl.model import SAMPLE_SCHEMA
+
+    s = view.sample
+    return {
+        "schema": SAMPLE_SCHEMA,
+        "group": s.group,
+        "topic": s.topic,
+        "backend": s.backend,
+        "atMs": s.at_ms,
+        "complete": s.complete,
+        "missingBrokers": list(s.missing_brokers),
+        "window": {"samples": view.samples, "of": view.window, "spanMs": view.span_ms},
+        "status": view.status,
+        "totals": {"lag": view.lag, **_rates_doc(view.rates), "statusCounts": view.counts()},
+        "queues": [_queue_doc(w, (stuck or {}).get(w.point.queue)) for w in view.queues],
+    }
+
+
+def sample_line(view: WatchView, stuck: Stuck | None = None) -> str:
+    """The sample as one JSON line (no newline)."""
+    return json.dumps(sample_doc(view, stuck), ensure_ascii=False, separators=(",", ":"))
+
+
+# --- the table -----------------------------------------------------------------------------
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def drain_text(r: Rates) -> str:
+    if r.drain == "draining" and r.drain_s is not None:
+        return format_duration_ms(int(r.drain_s * 1000))
+    return {"drained": "-", "never": "never"}.get(r.drain, "n/a")
+
+
+def _summary(view: WatchView) -> str:
+    counts = ", ".join(f"{n} {s}" for s, n in reversed(view.counts().items())) or "no queues"
+    r = view.rates
+    eta = {
+        "drained": "no lag",
+        "never": "never drains at these rates",
+        "unknown": "time to drain not known yet",
+    }
+    drains = f"drains in {drain_text(r)}" if r.drain == "draining" else eta[r.drain]
+    rates = (
+        "rates after two samples"
+        if r.consume is None
+        else f"consume {_num(r.consume)}/s, produce {_num(r.produce)}/s"
+    )
+    return (
+        f"\nGroup {view.sample.group}: [{STYLES.get(view.status, 'green')}]{view.status}[/] ({counts}); "
+        f"lag {view.lag}; {rates}; {drains}"
+    )
+
+
+def stuck_lines(stuck: StuckMessage) -> list[str]:
+    """The stuck message in a few lines (the table's footer, --why's text)."""
+    q = stuck.queue
+    head = f"{q.topic}/{q.broker_name}/{q.queue_id} committed {stuck.committed}"
+    m = stuck.message
+    if m is None:
+        return [f"{head}: {stuck.note}"]
+    lines = [f"{head}: the message at offset {stuck.offset}" + (f" ({stuck.note})" if stuck.note else "")]
+    lines.append(f"  msgId {m.msg_id}" + (f"  uniqKey {m.unique_key}" if m.unique_key else ""))
+    lines.append(f"  keys {m.keys or '-'}  tags {m.tags or '-'}  size {m.size} bytes")
+    age = format_duration_ms(stuck.age_ms or 0)
+    lines.append(f"  stored {local_datetime_ms(m.store_timestamp)} ({age} ago)  born host {m.born_host}")
+    lines.append(f"  reconsume times {m.reconsume_times}")
+    lines.append("  " + _retry_line(stuck))
+    return lines
+
+
+def _retry_line(stuck: StuckMessage) -> str:
+    if stuck.retry_note and not stuck.retry_scanned:
+        return f"retry topic: {stuck.retry_note}"
+    looked = f"looked at the last {stuck.retry_entries} entries of {len(stuck.retry_scanned)} queue(s) of {stuck.retry_topic}"
+    if not stuck.retry_copies:
+        return f"no copy in the retry topic ({looked})"
+    newest = stuck.retry_copies[0]
+    return (
+        f"{len(stuck.retry_copies)} copy(ies) in {stuck.retry_topic}, the newest {_where(newest)} stored "
+        f"{local_datetime(newest.store_timestamp)}, reconsume times {newest.reconsume_times} ({looked})"
+    )
+
+
+def _where(m: StoredMessage) -> str:
+    return f"{m.queue.broker_name}:{m.queue.queue_id}@{m.queue_offset}"
+
+
+def table_spec(view: WatchView, stuck: Stuck | None = None, *, live: bool = False) -> TableSpec:
+    from mqctl.render.table import Column, TableSpec
+
+    pulls = any(w.point.pull_offset is not None for w in view.queues)
+    cols = [
+        Column("Topic"),
+        Column("Broker"),
+        Column("QID", "right", kind="number"),
+        Column("Broker Offset", "right", kind="number"),
+        Column("Consumer Offset", "right", kind="number"),
+        Column("Diff", "right", kind="number"),
+        *([Column("Inflight", "right", kind="number", optional=True)] if pulls else []),
+        Column("Consume/s", "right", kind="number"),
+        Column("Produce/s", "right", kind="number"),
+        Column("Drain", "right", kind="number"),
+        Column("Status", kind="number"),
+        Column("Why", kind="text", optional=True),
+    ]
+    rows, styles = [], []
+    for w in view.queues:
+        p = w.point
+        rows.append(
+            [
+                p.queue.topic,
+                p.queue.broker_name,
+                p.queue.queue_id,
+                p.broker_offset,
+                p.consumer_offset,
+                p.lag,
+                *([p.inflight if p.pull_offset is not None else "-"] if pulls else []),
+                _num(w.rates.consume),
+                _num(w.rates.produce),
+                drain_text(w.rates),
+                w.status + (" (stale)" if w.stale else ""),
+                w.reason,
+            ]
+        )
+        styles.append("dim" if w.stale else STYLES.get(w.status))
+    return TableSpec(
+        cols, rows, title=_title(view), footer_lines=_footer(view, stuck, live), row_styles=styles
+    )
+
+
+def _title(view: WatchView) -> str:
+    s = view.sample
+    span = format_duration_ms(view.span_ms) if view.span_ms else "0s"
+    topic = f" -t {s.topic}" if s.topic else ""
+    return (
+        f"consumerProgress {s.group}{topic} at {local_datetime(s.at_ms)}, window {view.samples} of "
+        f"{view.window} samples ({span}), {s.backend}"
+    )
+
+
+def _footer(view: WatchView, stuck: Stuck | None, live: bool) -> list[str]:
+    lines = [_summary(view)]
+    if view.incomplete:
+        lines.append(
+            f"[red]incomplete: {', '.join(view.sample.missing_brokers)} did not answer; "
+            "its queues keep their last values and status (stale)[/red]"
+        )
+    for sm in (stuck or {}).values():
+        lines += ["", *(_escape(line) for line in stuck_lines(sm))]
+    if live:
+        lines.append("[dim]Ctrl-C to stop. Statuses: consumerProgress --help.[/dim]")
+    return lines
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", "\\[")
+
+
+def write_view(view: WatchView, out: TextIO, stuck: Stuck | None = None) -> None:
+    """The table once (a pipe with -o table, --status-from)."""
+    from mqctl.render.table import write_table
+
+    write_table(table_spec(view, stuck), out)
+
+
+def live_renderable(view: WatchView, width: int, stuck: Stuck | None = None) -> Any:
+    """The table as a rich renderable for rich's Live, fitted to ``width`` columns like
+    render.table fits a printed table (optional columns drop first)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from mqctl.render.table import fit_columns
+
+    spec = table_spec(view, stuck, live=True)
+    cells = [["" if v is None else str(v) for v in row] for row in spec.rows]
+    widths = [max([len(c.header)] + [len(r[i]) for r in cells]) for i, c in enumerate(spec.columns)]
+    keep = fit_columns(spec.columns, widths, width)
+    table = Table(title=spec.title, title_justify="left", header_style="bold", box=None, pad_edge=False)
+    for i in keep:
+        col = spec.columns[i]
+        table.add_column(col.header, justify=col.justify, no_wrap=col.kind != "text", overflow="fold")  # type: ignore[arg-type]
+    for n, row in enumerate(cells):
+        table.add_row(*[row[i] for i in keep], style=(spec.row_styles or [None] * len(cells))[n])
+    return Group(table, *(Text.from_markup(line) for line in spec.footer_lines))
+
+
+# --- --why ---------------------------------------------------------------------------------
+
+
+def _message_doc(m: StoredMessage) -> dict[str, Any]:
+    return {
+        "brokerName": m.queue.broker_name,
+        "queueId": m.queue.queue_id,
+        "queueOffset": m.queue_offset,
+        "msgId": m.msg_id,
+        "uniqKey": m.unique_key,
+        "keys": m.keys,
+        "tags": m.tags,
+        "storeTimestamp": m.store_timestamp,
+        "bornTimestamp": m.born_timestamp,
+        "bornHost": m.born_host,
+        "storeHost": m.store_host,
+        "reconsumeTimes": m.reconsume_times,
+        "size": m.size,
+    }
+
+
+def why_doc(stuck: StuckMessage) -> dict[str, Any]:
+    from mqctl.model import WHY_SCHEMA
+
+    q, m = stuck.queue, stuck.message
+    message = None if m is None else {**_message_doc(m), "ageMs": stuck.age_ms}
+    return {
+        "schema": WHY_SCHEMA,
+        "group": stuck.group,
+        "queue": {"topic": q.topic, "brokerName": q.broker_name, "queueId": q.queue_id},
+        "committed": stuck.committed,
+        "offset": stuck.offset,
+        "nowMs": stuck.now_ms,
+        "note": stuck.note,
+        "message": message,
+        "retry": {
+            "topic": stuck.retry_topic,
+            "copies": [_message_doc(c) for c in stuck.retry_copies],
+            "looked": [
+                {"brokerName": s.queue.broker_name, "queueId": s.queue.queue_id, "from": s.start, "to": s.end}
+                for s in stuck.retry_scanned
+            ],
+            "entries": stuck.retry_entries,
+            "note": stuck.retry_note,
+        },
+    }
+
+
+def why_text(stuck: StuckMessage, out: TextIO) -> None:
+    out.write("\n".join(stuck_lines(stuck)) + "\n")

@@ -1,0 +1,82 @@
+"""consumerProgress --watch -n against the fake cluster (tests/backends/live_scenario.py): pull
+offsets on a live cluster, and a broker that stops answering between samples (its queues keep
+their last values, marked stale; the sample is incomplete; the watch goes on)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "backends"))
+from fakecluster import FakeCluster  # noqa: E402
+from live_scenario import build_model  # noqa: E402
+
+
+@pytest.fixture()
+def cluster() -> Iterator[FakeCluster]:
+    c = FakeCluster(build_model())
+    yield c
+    c.close()
+
+
+def test_live_watch_pull_offsets_and_a_broker_dropping_out(cluster: FakeCluster) -> None:
+    a = next(b for b in cluster.model.brokers if b.name == "broker-a")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mqctl", "consumerProgress", "-n", cluster.ns, "-g", "G1", "-t", "Orders"]
+        + ["-w", "0.1", "--samples", "300", "--timeout", "3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "MQCTL_CONFIG": "/dev/null"},
+    )
+    try:
+        first = json.loads(p.stdout.readline())  # type: ignore[union-attr]
+        rows = {(q["brokerName"], q["queueId"]): q for q in first["queues"]}
+        # broker-a q0: max 25, committed 3, pulled to 6 (scenario); broker-b q0: 8/8, pull 8.
+        a0 = rows[("broker-a", 0)]
+        assert (
+            first["backend"],
+            a0["brokerOffset"],
+            a0["consumerOffset"],
+            a0["pullOffset"],
+            a0["inflight"],
+        ) == (
+            "live",
+            25,
+            3,
+            6,
+            3,
+        )
+        assert rows[("broker-b", 0)]["pullOffset"] == 8 and first["complete"]
+        before_b = {k: v["status"] for k, v in rows.items() if k[0] == "broker-b"}
+        a.pulls["G1"]["Orders"][0] = 9  # the consumer pulls on
+        cluster.broker("broker-b").down()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            doc = json.loads(p.stdout.readline())  # type: ignore[union-attr]
+            if not doc["complete"]:
+                break
+        else:
+            pytest.fail("no incomplete sample")
+        assert doc["missingBrokers"] == ["broker-b"]
+        now = {(q["brokerName"], q["queueId"]): q for q in doc["queues"]}
+        assert now[("broker-a", 0)]["pullOffset"] == 9 and not now[("broker-a", 0)]["stale"]
+        # broker-b's queues are still there, with their last values and status, marked stale.
+        assert {k: v["status"] for k, v in now.items() if k[0] == "broker-b"} == before_b
+        assert all(
+            v["stale"] and v["consumerOffset"] == rows[k]["consumerOffset"]
+            for k, v in now.items()
+            if k[0] == "broker-b"
+        )
+        p.send_signal(signal.SIGINT)
+        _out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == 130, err
