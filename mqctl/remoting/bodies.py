@@ -36,6 +36,7 @@ from mqctl.remoting.bodies_json import (
     get_str,
     message_queue,
     parse_object,
+    parse_object_keyed,
     run_store_decoder,
     to_int,
 )
@@ -199,7 +200,7 @@ def decode_consume_stats(body: bytes, group: str, broker_name_hint: str | None =
     in the body (None). ``broker_name_hint`` (the broker asked) fills a key without brokerName.
     """
     what = f"consume stats of {group!r}"
-    doc = parse_object(body, what)
+    doc = parse_object_keyed(body, what)
     rows = []
     for key, raw in as_map(doc.get("offsetTable"), f"{what}: offsetTable").items():
         mq = message_queue(key, f"{what}: offsetTable key", broker_name_hint)
@@ -223,7 +224,7 @@ def decode_consume_stats(body: bytes, group: str, broker_name_hint: str | None =
 def decode_topic_stats(body: bytes) -> dict[MessageQueue, TopicOffset]:
     """TopicStatsTable (remoting.md 7.9); ``topicPutTps`` is not kept."""
     what = "topic stats"
-    doc = parse_object(body, what)
+    doc = parse_object_keyed(body, what)
     out: dict[MessageQueue, TopicOffset] = {}
     for key, raw in as_map(doc.get("offsetTable"), f"{what}: offsetTable").items():
         mq = message_queue(key, f"{what}: offsetTable key")

@@ -9,6 +9,7 @@ back-reference reads as null.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -34,6 +35,7 @@ __all__ = [
     "message_queue",
     "parse_json",
     "parse_object",
+    "parse_object_keyed",
     "parse_text",
     "run_store_decoder",
     "to_int",
@@ -100,6 +102,26 @@ def parse_json(body: bytes, what: str) -> Any:
 
 def parse_object(body: bytes, what: str) -> dict[Any, Any]:
     doc = parse_json(body, what)
+    if not isinstance(doc, dict):
+        raise ProtocolError(f"{what}: top level is not a JSON object")
+    return doc
+
+
+# A flat object used as a map key (fastjson writes MessageQueue keys so): string and integer
+# fields only, no escapes, followed by ':'. As a JSON string key it parses with the C parser.
+_FIELD = r'"[^"\\{}]*"\s*:\s*(?:"[^"\\{}]*"|-?\d+)'
+_OBJECT_KEY = re.compile(r"\{" + _FIELD + r"(?:\s*,\s*" + _FIELD + r")*\s*\}(?=\s*:)")
+
+
+def parse_object_keyed(body: bytes, what: str) -> dict[Any, Any]:
+    """``parse_object`` for bodies keyed by MessageQueue objects (consume and topic stats): those
+    keys become their JSON text (``message_queue`` reads either form) so the stdlib parses the
+    rest; any other shape takes the lenient parser, with the same result."""
+    text = _text(body, what)
+    try:
+        doc = json.loads(_OBJECT_KEY.sub(lambda m: json.dumps(m.group()), text))
+    except (ValueError, RecursionError):
+        doc = parse_text(text, what)
     if not isinstance(doc, dict):
         raise ProtocolError(f"{what}: top level is not a JSON object")
     return doc

@@ -148,13 +148,21 @@ class CqScan:
 # three adjacent; the count of "physicSize" keys confirms no unit was missed, else full decode.
 _UNIT = re.compile(rb'"physicOffset":(-?\d{1,19}),"physicSize":(-?\d{1,10}),"tagsCode":(-?\d{1,19})')
 _BOUND = re.compile(rb'"(max|min)QueueIndex":(-?\d{1,19})')
+_TAGS_CODE = re.compile(rb'"tagsCode":(-?\d{1,19})\}')
 
 
 def scan_query_consume_queue(body: bytes, tag_hashes: frozenset[int], want_phys: bool = False) -> CqScan:
     """Count the units of a page whose tagsCode is one of ``tag_hashes``, without building an
     object per unit (a live exact-filtered-lag scan reads millions of them)."""
-    units = _UNIT.findall(body)
     bounds = dict(_BOUND.findall(body))
+    if not want_phys and set(bounds) == {b"max", b"min"}:
+        # Counting only: the tags codes alone, each closing its unit (tagsCode sorts last).
+        codes = _TAGS_CODE.findall(body)
+        if len(codes) == body.count(b'"tagsCode"') == body.count(b'"physicSize"'):
+            wanted_codes = {str(h).encode() for h in tag_hashes}
+            matched = sum(1 for c in codes if c in wanted_codes)
+            return CqScan(len(codes), matched, (), int(bounds[b"min"]), int(bounds[b"max"]))
+    units = _UNIT.findall(body)
     if len(units) != body.count(b'"physicSize"') or set(bounds) != {b"max", b"min"}:
         answer = decode_query_consume_queue(body, 0)
         hits = [e.phys_offset for e in answer.entries if e.tags_code in tag_hashes]
