@@ -372,7 +372,9 @@ def test_tls_stalled_handshake_times_out(silent: FakeServer) -> None:
         start = time.monotonic()
         with pytest.raises(errors.RemoteTimeoutError) as info:
             client.call(silent.addr, 30)
-    assert time.monotonic() - start < SHORT + MARGIN
+    # The first TLS call also builds the SSL context (the CA bundle is read): on a loaded machine
+    # that alone took over half a second. The point is a bounded wait instead of a hang.
+    assert time.monotonic() - start < SHORT + MARGIN + 2.0
     assert "TLS handshake" in info.value.message
 
 
