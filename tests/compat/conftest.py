@@ -1,7 +1,18 @@
-"""Fixtures for the compat suite: a real RocketMQ 5.3.3 cluster shared by the whole session.
+"""Fixtures for the compat suite: one real RocketMQ cluster per version of the matrix.
 
-Prerequisites: a JDK 17+ and Maven (the classpath is fetched once by ``fetch-classpath.sh``). Without
-them the suite skips (one line of reason), or fails loudly when ``CI`` is set.
+``MQCTL_COMPAT_VERSIONS`` (comma list, default 4.9.7,5.3.3,5.5.1; versions.py) picks the
+versions. ``rmq_version`` is a session fixture parametrized by them, so every test that uses a
+cluster runs once per version, with the version in its id (``test_x[4.9.7]``); pytest orders
+the tests so that all of one version run before the next version's cluster starts, and tears
+the previous cluster down (every JVM stopped) first.
+
+Fixtures: ``rmq_version`` (the version string, e.g. "4.9.7"), ``rocketmq`` (the started
+cluster: name server + broker-a + broker-b), ``cluster`` (the same with every scenario's topics
+and groups), ``progress_data`` / ``progress_mqadmin`` (shared data set on TopicProgress) and
+``fidelity`` (this version's counter of compared values).
+
+Prerequisites: a JDK 17+ and Maven (the classpath is fetched once by ``fetch-classpath.sh``).
+Without them the suite skips (one line of reason), or fails loudly when ``CI`` is set.
 """
 
 from __future__ import annotations
@@ -9,14 +20,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import versions
 from compat_harness import (
     LOG_DIR,
     Fidelity,
+    FidelityBook,
     Received,
     RocketMQ,
     Sent,
@@ -26,8 +40,10 @@ from compat_harness import (
 )
 
 BROKERS = ("broker-a", "broker-b")
+VERSIONS = versions.selected()
 
-_fidelity = Fidelity()
+_book = FidelityBook()
+_timings: dict[str, dict[str, float]] = {}  # version -> {"start": s, "session": s, "stop": s}
 
 
 def _unavailable(reason: str) -> None:
@@ -43,34 +59,49 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.compat)
 
 
-@pytest.fixture(scope="session")
-def rmq_lib() -> Path:
-    """The directory of RocketMQ 5.3.3 runtime jars, fetched once into the cache when Maven is here."""
-    reason = missing_prerequisite()
+@pytest.fixture(scope="session", params=[v.name for v in VERSIONS], ids=[v.name for v in VERSIONS])
+def rmq_version(request: pytest.FixtureRequest) -> str:
+    """The RocketMQ version (cell of the matrix) of the cluster under test, e.g. "4.9.7"."""
+    return request.param
+
+
+def _rmq_lib(version: versions.RmqVersion) -> Path:
+    """This version's runtime jars, fetched once into the cache when Maven is here."""
+    reason = missing_prerequisite(version)
     if reason is not None and "classpath" in reason and shutil.which("mvn") is not None:
         script = Path(__file__).with_name("fetch-classpath.sh")
-        proc = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+        proc = subprocess.run(["bash", str(script), version.name], capture_output=True, text=True)
         if proc.returncode != 0:
             _unavailable(f"fetch-classpath.sh failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
-        reason = missing_prerequisite()
+        reason = missing_prerequisite(version)
     if reason is not None:
         _unavailable(reason)
-    return lib_dir()
+    return lib_dir(version)
 
 
 @pytest.fixture(scope="session")
-def fidelity() -> Fidelity:
-    return _fidelity
+def rmq_lib(rmq_version: str) -> Path:
+    """The directory of this version's RocketMQ runtime jars."""
+    return _rmq_lib(versions.get(rmq_version))
+
+
+@pytest.fixture(scope="session")
+def fidelity(rmq_version: str) -> Fidelity:
+    """The counter of values compared between mqctl and this version's broker/mqadmin."""
+    v = versions.get(rmq_version)
+    return _book.for_version(v.name, v.description)
 
 
 @pytest.fixture(scope="session")
 def rocketmq(
-    rmq_lib: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    rmq_version: str, rmq_lib: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[RocketMQ]:
-    """NameServer + broker-a + broker-b (cluster MqctlCluster) on free loopback ports."""
+    """NameServer + broker-a + broker-b (cluster MqctlCluster) of ``rmq_version`` on free ports."""
+    version = versions.get(rmq_version)
+    t0 = time.monotonic()
     classes = compile_java(rmq_lib)
-    workdir = tmp_path_factory.mktemp("rocketmq")
-    cluster = RocketMQ(rmq_lib, classes, workdir)
+    workdir = tmp_path_factory.mktemp(f"rocketmq-{version.name}")
+    cluster = RocketMQ(version, rmq_lib, classes, workdir)
     try:
         cluster.start_namesrv()
         for name in BROKERS:
@@ -80,13 +111,19 @@ def rocketmq(
         cluster.stop_all()
         cluster.keep_logs()
         raise
+    t1 = time.monotonic()
+    failed_before = request.session.testsfailed
     try:
         yield cluster
     finally:
-        cluster.stop_all()
-        if request.session.testsfailed:
+        t2 = time.monotonic()
+        # The stores are temporary: no orderly shutdown needed (and every JVM is gone before the
+        # next version's cluster starts).
+        cluster.stop_all(graceful=False)
+        _timings[version.name] = {"start": t1 - t0, "session": t2 - t1, "stop": time.monotonic() - t2}
+        if request.session.testsfailed > failed_before:
             dest = cluster.keep_logs()
-            print(f"\ncompat: server logs and command transcript kept in {dest}")
+            print(f"\ncompat {version}: server logs and command transcript kept in {dest}")
 
 
 # Every topic and group the scenarios use, created in one JVM (java/Admin.java op syntax).
@@ -155,17 +192,22 @@ def progress_mqadmin(cluster: RocketMQ, progress_data: ProgressData) -> str:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _fidelity.compared == 0:
+    if _timings:
+        terminalreporter.section("compat version matrix: wall time")
+        for name, t in _timings.items():
+            total = sum(t.values())
+            terminalreporter.write_line(
+                f"RocketMQ {name}: {total:.0f} s (cluster start {t['start']:.0f} s, "
+                f"tests {t['session']:.0f} s, stop {t['stop']:.0f} s)"
+            )
+    if _book.compared == 0:
         return
-    terminalreporter.section("mqctl vs RocketMQ 5.3.3")
-    terminalreporter.write_line(_fidelity.summary())
-    for m in _fidelity.mismatches[:50]:
+    terminalreporter.section("mqctl vs RocketMQ (fidelity)")
+    for line in _book.lines():
+        terminalreporter.write_line(line)
+    mismatches = _book.mismatches
+    for m in mismatches[:50]:
         terminalreporter.write_line(f"  differs: {m}")
-    if len(_fidelity.mismatches) > 50:
-        terminalreporter.write_line(
-            f"  ... and {len(_fidelity.mismatches) - 50} more (see {LOG_DIR / 'fidelity.txt'})"
-        )
-    LOG_DIR.mkdir(parents=True, exist_ok=True)
-    (LOG_DIR / "fidelity.txt").write_text(
-        _fidelity.summary() + "\n" + "".join(f"differs: {m}\n" for m in _fidelity.mismatches)
-    )
+    if len(mismatches) > 50:
+        terminalreporter.write_line(f"  ... and {len(mismatches) - 50} more (see {LOG_DIR / 'fidelity.txt'})")
+    _book.write(LOG_DIR / "fidelity.txt")

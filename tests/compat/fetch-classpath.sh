@@ -1,56 +1,85 @@
 #!/usr/bin/env bash
-# Resolve the runtime classpath of Apache RocketMQ 5.3.3 (namesrv, broker, tools, client) from
-# Maven Central into a cache directory, once. Idempotent: a marker file written after a complete
-# copy makes later runs return immediately.
+# Resolve the runtime classpath of Apache RocketMQ (namesrv, broker, tools, client) from Maven
+# Central into one cache directory per version, once. Idempotent: a marker file written after a
+# complete copy makes later runs skip that version.
 #
-#   tests/compat/fetch-classpath.sh            # prints the lib directory on success
+#   tests/compat/fetch-classpath.sh                 # every version of MQCTL_COMPAT_VERSIONS,
+#                                                   # default 4.9.7,5.3.3,5.5.1 (tests/compat/versions.py)
+#   tests/compat/fetch-classpath.sh 4.9.7 5.5.1     # just these
 #   MQCTL_COMPAT_CACHE=/some/dir tests/compat/fetch-classpath.sh
+#
+# Prints each lib directory on success. A cell like 5.5.1 is a 5.5.1 broker line with the 5.5.0
+# name server, mqadmin and client (pom.xml explains the pins).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-version="5.3.3"
 cache_root="${MQCTL_COMPAT_CACHE:-$HOME/.cache/mqctl-compat}"
-lib_dir="$cache_root/rocketmq-$version/lib"
-marker="$lib_dir/.complete"
 
-if [[ -f "$marker" ]]; then
+versions=("$@")
+if [[ ${#versions[@]} -eq 0 ]]; then
+    read -r -a versions <<<"$(python3 "$here/versions.py" list)"
+fi
+
+fetch_one() {
+    local version="$1" lines broker_version tools_version
+    lines="$(python3 "$here/versions.py" maven "$version")"
+    read -r broker_version tools_version <<<"$lines"
+    local lib_dir="$cache_root/rocketmq-$version/lib"
+    local marker="$lib_dir/.complete"
+    if [[ -f "$marker" ]]; then
+        echo "$lib_dir"
+        return 0
+    fi
+    # Copy into a staging directory and rename it into place, so an interrupted download never
+    # leaves a half-filled lib directory that looks usable.
+    mkdir -p "$cache_root/rocketmq-$version"
+    local staging
+    staging="$(mktemp -d "$cache_root/rocketmq-$version/lib.partial.XXXXXX")"
+    # shellcheck disable=SC2064
+    trap "rm -rf '$staging'" EXIT
+    local log="$staging.log"
+    if ! mvn -B -q -f "$here/pom.xml" \
+            org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+            -Drocketmq.version="$broker_version" -Drocketmq.tools.version="$tools_version" \
+            -DoutputDirectory="$staging" -DincludeScope=runtime >"$log" 2>&1; then
+        echo "fetch-classpath.sh: Maven could not resolve the RocketMQ $version classpath; last lines of $log:" >&2
+        tail -n 30 "$log" >&2
+        exit 1
+    fi
+    local count jar
+    count="$(find "$staging" -maxdepth 1 -name '*.jar' | wc -l)"
+    for jar in "rocketmq-broker-$broker_version" "rocketmq-store-$broker_version" \
+            "rocketmq-common-$broker_version" "rocketmq-remoting-$broker_version" \
+            "rocketmq-namesrv-$tools_version" "rocketmq-tools-$tools_version" \
+            "rocketmq-client-$tools_version"; do
+        if [[ ! -f "$staging/$jar.jar" ]]; then
+            echo "fetch-classpath.sh: $jar.jar missing after resolution ($count jars in $staging)" >&2
+            exit 1
+        fi
+    done
+    # Two lines of one artifact on the classpath would be a mediation accident.
+    local dups
+    dups="$(find "$staging" -maxdepth 1 -name 'rocketmq-*.jar' -printf '%f\n' \
+        | sed -E 's/-[0-9][0-9.]*\.jar$//' | sort | uniq -d)"
+    if [[ -n "$dups" ]]; then
+        echo "fetch-classpath.sh: more than one version of: $dups" >&2
+        exit 1
+    fi
+    rm -rf "$lib_dir"
+    mv "$staging" "$lib_dir"
+    trap - EXIT
+    rm -f "$log"
+    echo "$count jars, rocketmq $version (broker line $broker_version, tools line $tools_version)" >"$marker"
     echo "$lib_dir"
-    exit 0
-fi
+}
 
-for tool in java mvn; do
+for tool in java mvn python3; do
     if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "fetch-classpath.sh: '$tool' not found on PATH; the compat tests need Java 17+ and Maven 3.8+" >&2
+        echo "fetch-classpath.sh: '$tool' not found on PATH; the compat tests need Java 17+, Maven 3.8+ and Python 3" >&2
         exit 1
     fi
 done
 
-# Copy into a staging directory and rename it into place, so an interrupted download never
-# leaves a half-filled lib directory that looks usable.
-mkdir -p "$cache_root/rocketmq-$version"
-staging="$(mktemp -d "$cache_root/rocketmq-$version/lib.partial.XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
-log="$staging.log"
-
-if ! mvn -B -q -f "$here/pom.xml" \
-        org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
-        -DoutputDirectory="$staging" -DincludeScope=runtime >"$log" 2>&1; then
-    echo "fetch-classpath.sh: Maven could not resolve the RocketMQ $version classpath; last lines of $log:" >&2
-    tail -n 30 "$log" >&2
-    exit 1
-fi
-
-count="$(find "$staging" -maxdepth 1 -name '*.jar' | wc -l)"
-for jar in rocketmq-broker rocketmq-namesrv rocketmq-tools rocketmq-client; do
-    if [[ ! -f "$staging/$jar-$version.jar" ]]; then
-        echo "fetch-classpath.sh: $jar-$version.jar missing after resolution ($count jars in $staging)" >&2
-        exit 1
-    fi
+for version in "${versions[@]}"; do
+    fetch_one "$version"
 done
-
-rm -rf "$lib_dir"
-mv "$staging" "$lib_dir"
-trap - EXIT
-rm -f "$log"
-echo "$count jars, rocketmq $version" >"$marker"
-echo "$lib_dir"

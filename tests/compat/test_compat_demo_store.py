@@ -66,7 +66,7 @@ def test_broker_and_mqctl_report_the_offsets_we_committed(cluster: RocketMQ, dem
     summary, _ = demo
     ok = True
     for group in GROUPS:
-        theirs = parse_consumer_progress(cluster.mqadmin_ok("consumerProgress", "-g", group, "-t", TOPIC))[0]
+        theirs = parse_consumer_progress(cluster.consumer_progress(group, TOPIC))[0]
         theirs = [r for r in theirs if r.topic == TOPIC]
         for r in theirs:
             written = summary.committed.get((group, TOPIC, r.queue_id), 0)  # never committed: shown as 0

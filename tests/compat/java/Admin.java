@@ -1,12 +1,8 @@
+import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.Map;
 
 import org.apache.rocketmq.common.TopicConfig;
-import org.apache.rocketmq.remoting.protocol.body.ClusterInfo;
-import org.apache.rocketmq.remoting.protocol.route.BrokerData;
-import org.apache.rocketmq.remoting.protocol.route.QueueData;
-import org.apache.rocketmq.remoting.protocol.route.TopicRouteData;
-import org.apache.rocketmq.remoting.protocol.subscription.SubscriptionGroupConfig;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 /**
@@ -19,6 +15,12 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  *                                                 repeat the op per broker for different counts
  *   group:NAME:BROKER[+BROKER...]
  *   broker:NAME                                   only wait until NAME is registered
+ *   clone:SRC:DEST:TOPIC                          copy SRC's committed offsets of TOPIC to DEST on
+ *                                                 every broker of TOPIC's route (offline mode)
+ *
+ * Compiles against the 4.x and the 5.x client: the route, cluster and subscription-group classes
+ * moved from org.apache.rocketmq.common.protocol/.subscription (4.x) to
+ * org.apache.rocketmq.remoting.protocol (5.x), so they are never named here (var, reflection).
  *
  * Prints "OK topic NAME" / "OK group NAME" per operation; any failure prints "ERROR ..." and
  * exits 1.
@@ -47,11 +49,12 @@ public class Admin {
                     System.out.println("OK topic " + f[1]);
                 } else if (f[0].equals("group")) {
                     for (String b : f[2].split("\\+")) {
-                        SubscriptionGroupConfig g = new SubscriptionGroupConfig();
-                        g.setGroupName(f[1]);
-                        admin.createAndUpdateSubscriptionGroupConfig(addr(masters, b), g);
+                        createGroup(admin, addr(masters, b), f[1]);
                     }
                     System.out.println("OK group " + f[1]);
+                } else if (f[0].equals("clone")) {
+                    admin.cloneGroupOffset(f[1], f[2], f[3], true);
+                    System.out.println("OK clone " + f[1] + " " + f[2] + " " + f[3]);
                 } else if (f[0].equals("broker")) {
                     System.out.println("OK broker " + f[1] + " " + masters.get(f[1]));
                 } else {
@@ -64,10 +67,8 @@ public class Admin {
                 while (true) {
                     int seen = 0;
                     try {
-                        TopicRouteData route = admin.examineTopicRouteInfo(e.getKey());
-                        for (QueueData qd : route.getQueueDatas()) {
-                            seen++;
-                        }
+                        var route = admin.examineTopicRouteInfo(e.getKey());
+                        seen = route.getQueueDatas().size();
                     } catch (Exception notYet) {
                         // route not registered yet
                     }
@@ -97,13 +98,15 @@ public class Admin {
         java.util.Set<String> wanted = new java.util.HashSet<>();
         for (int i = 1; i < args.length; i++) {
             String[] f = args[i].split(":");
-            wanted.addAll(java.util.Arrays.asList(f[f[0].equals("topic") ? 3 : f[0].equals("group") ? 2 : 1].split("\\+")));
+            if (!f[0].equals("clone")) {
+                wanted.addAll(java.util.Arrays.asList(f[f[0].equals("topic") ? 3 : f[0].equals("group") ? 2 : 1].split("\\+")));
+            }
         }
         long deadline = System.currentTimeMillis() + 60000;
         while (true) {
             Map<String, String> masters = new HashMap<>();
-            ClusterInfo cluster = admin.examineBrokerClusterInfo();
-            for (BrokerData bd : cluster.getBrokerAddrTable().values()) {
+            var cluster = admin.examineBrokerClusterInfo();
+            for (var bd : cluster.getBrokerAddrTable().values()) {
                 String master = bd.getBrokerAddrs().get(0L);
                 if (master != null) {
                     masters.put(bd.getBrokerName(), master);
@@ -117,6 +120,20 @@ public class Admin {
             }
             Thread.sleep(300);
         }
+    }
+
+    /** createAndUpdateSubscriptionGroupConfig with a default config named GROUP, whatever its class. */
+    private static void createGroup(DefaultMQAdminExt admin, String addr, String group) throws Exception {
+        for (Method m : DefaultMQAdminExt.class.getMethods()) {
+            if (m.getName().equals("createAndUpdateSubscriptionGroupConfig") && m.getParameterCount() == 2
+                && m.getParameterTypes()[0] == String.class) {
+                Object config = m.getParameterTypes()[1].getConstructor().newInstance();
+                config.getClass().getMethod("setGroupName", String.class).invoke(config, group);
+                m.invoke(admin, addr, config);
+                return;
+            }
+        }
+        throw new IllegalStateException("no createAndUpdateSubscriptionGroupConfig(String, config) in this client");
     }
 
     private static String addr(Map<String, String> masters, String broker) {
