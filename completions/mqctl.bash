@@ -16,7 +16,7 @@ _mqctl() {
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --cluster -c --tags --verify-tags --max-lag --max-lag-time --sort --no-headers --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --cluster -c --tags --verify-tags --max-lag --max-lag-time --sort --no-headers --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o --mqadmin-version --watch -w --window --max-status --why --history --status-from --retry-scan -h --help" -- "$cur") ) ;;
         allocateMQ)
             case "$prev" in
                 --strategy) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
@@ -30,7 +30,7 @@ _mqctl() {
                 --from-file) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --output) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--group -g --topic -t --timestamp -s --force -f --broker -b --queue -q --offset -o --cluster -c --to-earliest --to-latest --to-offset --shift-by --by-duration --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--group -g --topic -t --timestamp -s --force -f --broker -b --queue -q --offset -o --cluster -c --to-earliest --to-latest --to-offset --shift-by --by-duration --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output --mqadmin-version -h --help" -- "$cur") ) ;;
         consumerConnection)
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
@@ -41,10 +41,10 @@ _mqctl() {
                 --subscriptions) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --out) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --format) COMPREPLY=( $(compgen -W "parquet json csv" -- "$cur") ); return 0 ;;
-                --cq-read) COMPREPLY=( $(compgen -W "spark direct" -- "$cur") ); return 0 ;;
+                --cq-read) COMPREPLY=( $(compgen -W "auto spark direct" -- "$cur") ); return 0 ;;
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--store -S --subscriptions --master --driver-memory --out --format --overwrite --cq-read --top --output -o --verbose -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--store -S --namesrvAddr -n --profile --subscriptions --lag-time --history --status --window --master --driver-memory --out --format --overwrite --cq-read --top --timeout --access-key --secret-key --tls --tls-insecure --output -o --verbose -h --help" -- "$cur") ) ;;
         demo)
             case "$prev" in
             esac
