@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 __all__ = [
     "BrokerInput",
     "ConsumerQueue",
+    "CqFile",
     "LiveSnapshot",
     "consumer_queues",
     "load_broker_input",
+    "list_cq_files",
     "load_subscriptions",
     "local_path",
     "parse_subscriptions",
@@ -76,6 +78,42 @@ class LiveSnapshot:
     @property
     def queue_count(self) -> int:
         return sum(len(ov.stats.queues) for ov in self.overviews if ov.stats is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class CqFile:
+    """One ConsumeQueue file found on the driver (--cq-read direct): fileStart is the queue
+    index of its first slot (the 20-digit file name / 20)."""
+
+    broker_name: str
+    topic: str
+    queue_id: int
+    file_start: int
+    path: str
+
+
+def list_cq_files(broker_name: str, root: str, topics: Iterable[str]) -> list[CqFile]:
+    """The CQ files of these topics under a local store root: the files binaryFile's glob
+    ``consumequeue/{topics}/*/[0-9]*`` selects and lagReport keeps (queue directories of digits,
+    file names of 20 digits), in name order."""
+    import os
+    import re
+
+    name = re.compile(r"[0-9]{20}")
+    out: list[CqFile] = []
+    for topic in sorted(set(topics)):
+        try:
+            qdirs = sorted(e.name for e in os.scandir(os.path.join(root, "consumequeue", topic)))
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # a topic nobody ever wrote to on this broker
+        for q in qdirs:
+            qdir = os.path.join(root, "consumequeue", topic, q)
+            if not q.isdigit() or not os.path.isdir(qdir):
+                continue
+            for f in sorted(os.listdir(qdir)):
+                if name.fullmatch(f) and os.path.isfile(os.path.join(qdir, f)):
+                    out.append(CqFile(broker_name, topic, int(q), int(f) // 20, os.path.join(qdir, f)))
+    return out
 
 
 def local_path(uri: str) -> str | None:

@@ -3,18 +3,22 @@
 Shape: pure DataFrame -> DataFrame transforms over the schemas of ``spark_schemas``, and
 ``run_lag_report`` wiring them; the session (worker Python, Spark's log file, progress) is
 ``session.build_session``, re-exported here. Only ``mqctl lagReport`` imports this module, so
-pyspark is imported at the top here and in ``session``, nowhere else.
+pyspark is imported at the top here and in ``session``, nowhere else. The live report is
+``lagreport_live``, the history ``history``, the statuses ``lagreport_status``.
 
 How the numbers match ``consumerProgress`` (ops/progress.py) while every ConsumeQueue file is
-read exactly once, by Spark:
-- Each CQ file is joined (broadcast, no shuffle of the bytes) with the consumers of its queue, and
-  one Python pass per file computes, per consumer: the file's valid end, its first live entry
-  (physical offset >= commit-log min, not filler), the tag matches in the unconsumed part, and
-  the store times of the entries at consumerOffset-1 and at the first unconsumed offset.
+read exactly once:
+- Each CQ file comes with the consumers of its queue (direct: attached on the driver, which lists
+  the files; binaryFile: a broadcast join, no shuffle of the bytes), and one Python pass per file
+  (lagreport_scan) computes, per consumer: the file's valid end, its first live entry (physical
+  offset >= commit-log min, not filler), the tag matches in the unconsumed part, and the store
+  times of the entries at consumerOffset-1 and at the first unconsumed offset.
 - Physical offsets grow along a queue, so "first live entry >= consumerOffset" seen per file is
   exactly max(consumerOffset, minOffset) once the per-file results are folded per queue.
-- Store times come from the same pass: a few bytes of the commit log per file and group
-  (CommitLog on the executor), so the job is one scan stage and one small aggregation.
+- Every queue also has a placeholder row, so a consumer of a queue without files still gets its
+  row: the job is one scan stage and one small aggregation, with no join afterwards.
+- The fold and the report's columns are one SQL statement: through the DataFrame API each column
+  expression is a JVM round trip, a noticeable share of a warm run.
 """
 
 from __future__ import annotations
@@ -27,10 +31,8 @@ from pyspark.sql import functions as F
 
 from mqctl.pipeline import spark_schemas as S
 from mqctl.pipeline.session import build_session
-from mqctl.store.consumequeue import first_live, valid_count
 
 if TYPE_CHECKING:
-    import numpy as np
     import pyarrow as pa
 
     from mqctl.pipeline.inputs import BrokerInput, ConsumerQueue
@@ -38,11 +40,9 @@ if TYPE_CHECKING:
 __all__ = [
     "QUEUE_KEY",
     "build_session",
-    "consumer_queues_df",
     "cq_files_df",
     "lag_report_df",
-    "queue_consumers_df",
-    "queue_state_df",
+    "scan_input_df",
     "run_lag_report",
     "scan_df",
     "top_groups_df",
@@ -50,7 +50,6 @@ __all__ = [
 ]
 
 QUEUE_KEY = ["brokerName", "topic", "queueId"]
-_CONSUMER_KEY = [*QUEUE_KEY, "group"]
 _CQ_NAME = r"/consumequeue/([^/]+)/([0-9]+)/([0-9]{20})$"
 # Off while lagReport resolves its CQ glob: see _load_cq_glob.
 _SINK_METADATA_IGNORED = "spark.sql.streaming.fileStreamSink.ignoreMetadata"
@@ -60,38 +59,15 @@ _SINK_METADATA_IGNORED = "spark.sql.streaming.fileStreamSink.ignoreMetadata"
 # inputs
 
 
-def consumer_queues_df(spark: SparkSession, rows: Sequence[ConsumerQueue]) -> DataFrame:
-    """The queues to report, from the driver-side offset tables (schema CONSUMER_QUEUES)."""
-    data = [
-        (
-            r.broker_name,
-            r.group,
-            r.topic,
-            r.queue_id,
-            r.committed,
-            None if r.sub is None else r.sub.match_all,
-            None if r.sub is None else sorted(r.sub.hashes),
-        )
-        for r in rows
-    ]
-    return spark.createDataFrame(data, S.CONSUMER_QUEUES)
-
-
 def cq_files_df(
-    spark: SparkSession,
-    roots: Mapping[str, str],
-    topics: Mapping[str, Sequence[str]],
-    *,
-    direct: bool = False,
+    spark: SparkSession, roots: Mapping[str, str], topics: Mapping[str, Sequence[str]]
 ) -> DataFrame:
-    """Every ConsumeQueue file of the given topics, one row per file with its bytes (CQ_FILES).
+    """Every ConsumeQueue file of the given topics read by Spark (binaryFile, any Hadoop path),
+    one row per file with its bytes (CQ_FILES).
 
-    ``roots`` maps broker name -> store root (any path Spark reads); ``topics`` broker name ->
-    topic directories to read, so queues nobody consumes are never loaded. Commit-log segments
-    are never loaded this way: binaryFile materialises whole files.
-
-    ``direct``: Spark only lists the files (binaryFile prunes an unselected content column) and
-    the executors read them from a local or shared filesystem, skipping the JVM -> Arrow copies.
+    ``roots`` maps broker name -> store root; ``topics`` broker name -> topic directories to
+    read, so queues nobody consumes are never loaded. Commit-log segments are never loaded this
+    way: binaryFile materialises whole files.
     """
     frames: list[DataFrame] = []
     for broker, root in roots.items():
@@ -111,7 +87,7 @@ def cq_files_df(
                 # integer division: names are byte offsets up to 20 digits, beyond a double's precision
                 F.regexp_extract("path", _CQ_NAME, 3).cast("long").alias("fileByte"),
                 F.col("path"),
-                F.lit(None).cast("binary").alias("content") if direct else F.col("content"),
+                F.col("content"),
             )
             .where(F.col("topic") != "")
             .withColumn("fileStart", F.expr("fileByte div 20"))
@@ -154,111 +130,130 @@ def _load_cq_glob(spark: SparkSession, pattern: str) -> DataFrame | None:
 # transforms
 
 
-def queue_consumers_df(consumer_queues: DataFrame) -> DataFrame:
-    """Fold the consumers of each queue into one array (QUEUE_CONSUMERS)."""
-    return consumer_queues.groupBy(*QUEUE_KEY).agg(
-        F.collect_list(F.struct("group", "committedOffset", "matchAll", "hashes")).alias("consumers")
-    )
+def _consumers_by_queue(
+    rows: Sequence[ConsumerQueue],
+) -> dict[tuple[str, str, int], list[tuple[object, ...]]]:
+    by_queue: dict[tuple[str, str, int], list[tuple[object, ...]]] = {}
+    for r in rows:
+        by_queue.setdefault((r.broker_name, r.topic, r.queue_id), []).append(
+            (r.group, r.committed, None if r.sub is None else r.sub.match_all,
+             None if r.sub is None else sorted(r.sub.hashes))
+        )  # fmt: skip
+    return by_queue
+
+
+def scan_input_df(
+    spark: SparkSession, roots: Mapping[str, str], rows: Sequence[ConsumerQueue], *, direct: bool
+) -> DataFrame:
+    """What the scan reads (SCAN_INPUT): each CQ file of the consumed queues with the consumers
+    of its queue, plus one placeholder "file" per queue (fileStart -1, no path, no bytes) so that
+    each consumer has a row even when its queue has no CQ file at all.
+
+    ``direct``: the driver lists the files (a local or mounted filesystem), attaches the
+    consumers and spreads the rows evenly over the executors, which map the files themselves:
+    no binaryFile relation, no JVM -> Arrow copy of the bytes, no join. Otherwise Spark lists
+    and reads the files and they are joined with the consumers (a broadcast driver-built table,
+    so the bytes stay where they were read).
+    """
+    by_queue = _consumers_by_queue(rows)
+    topics: dict[str, set[str]] = {}
+    for broker, topic, _q in by_queue:
+        topics.setdefault(broker, set()).add(topic)
+    placeholders = [(*k, -1, None, None, v) for k, v in by_queue.items()]
+    if direct:
+        from mqctl.pipeline.inputs import list_cq_files
+
+        found = [f for b, root in roots.items() for f in list_cq_files(b, root, topics.get(b, ()))]
+        data = [
+            (f.broker_name, f.topic, f.queue_id, f.file_start, f.path, None, by_queue[k])
+            for f in found
+            if (k := (f.broker_name, f.topic, f.queue_id)) in by_queue
+        ]
+        return spark.createDataFrame(data + placeholders, S.SCAN_INPUT)
+    files = cq_files_df(spark, roots, {b: sorted(t) for b, t in topics.items()})
+    consumers = spark.createDataFrame([(*k, v) for k, v in by_queue.items()], S.QUEUE_CONSUMERS)
+    joined = files.join(F.broadcast(consumers), QUEUE_KEY, "inner")
+    extra = spark.createDataFrame(placeholders, S.SCAN_INPUT).coalesce(1)
+    return joined.select(*S.SCAN_INPUT.names).unionByName(extra)
 
 
 def scan_df(
-    cq_files: DataFrame,
-    queue_consumers: DataFrame,
-    commitlog_min: Mapping[str, int],
-    commitlog_dirs: Mapping[str, Sequence[str]],
+    scan_input: DataFrame, commitlog_min: Mapping[str, int], commitlog_dirs: Mapping[str, Sequence[str]]
 ) -> DataFrame:
-    """One kernel pass per CQ file for all consumers of its queue (SCAN).
-
-    The consumers table is small and broadcast, so the file bytes stay where they were read.
-    The store times of the entries at consumerOffset-1 and at the first unconsumed offset are read
-    in the same pass (a few bytes from the commit log per file and group, on the executor).
-    """
-    joined = cq_files.join(F.broadcast(queue_consumers), QUEUE_KEY, "inner")
+    """One kernel pass per CQ file for all consumers of its queue (SCAN). The store times of the
+    entries at consumerOffset-1 and at the first unconsumed offset are read in the same pass (a
+    few bytes from the commit log per file and group, on the executor)."""
     cl_min = dict(commitlog_min)
     dirs = {k: list(v) for k, v in commitlog_dirs.items()}
 
     def scan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return _scan_batches(batches, cl_min, dirs)
+        from mqctl.pipeline.lagreport_scan import scan_batches
 
-    return joined.mapInArrow(scan, S.SCAN)
+        return scan_batches(batches, cl_min, dirs)
 
-
-def queue_state_df(scan: DataFrame) -> DataFrame:
-    """Fold the per-file results per (queue, group): broker/min offsets, matches, store times."""
-    oldest = F.when(F.col("oldestIndex").isNotNull(), F.struct("oldestIndex", "oldestTimestamp"))
-    agg = scan.groupBy(*_CONSUMER_KEY).agg(
-        # max offset comes from the last file only (an empty new file means max = its start).
-        F.max_by("validEnd", "fileStart").alias("brokerOffset"),
-        F.min("liveStart").alias("liveMin"),
-        F.sum("matched").alias("matched"),
-        F.max("lastTimestamp").alias("lastTimestamp"),  # at most one file holds that entry
-        F.min(oldest).alias("oldest"),
-    )
-    return agg.select(
-        *_CONSUMER_KEY,
-        "brokerOffset",
-        F.coalesce("liveMin", "brokerOffset").alias("minOffset"),
-        "matched",
-        "lastTimestamp",
-        F.col("oldest.oldestTimestamp").alias("oldestUnconsumedTimestamp"),
-    )
+    return scan_input.mapInArrow(scan, S.SCAN)
 
 
-def lag_report_df(consumer_queues: DataFrame, state: DataFrame, now_ms: int) -> DataFrame:
-    """The report (LAG_REPORT): consumerProgress's columns for every consumer queue.
+# The fold of SCAN per (queue, group) and the report's columns, as one SQL statement: the same
+# transform through the DataFrame API costs a JVM round trip per column expression (about a
+# thousand for these two steps, a fifth of a warm run on a small store).
+_REPORT_SQL = """
+SELECT `group`, topic, brokerName, queueId,
+       coalesce(liveMin, brokerOffset) AS minOffset,
+       brokerOffset,
+       greatest(committedOffset, 0) AS consumerOffset,
+       brokerOffset - greatest(committedOffset, 0) AS diff,
+       CASE WHEN matchAll IS NULL THEN CAST(NULL AS BIGINT) ELSE coalesce(matched, 0) END AS matchedDiff,
+       coalesce(lastTimestamp, 0) AS lastTimestamp,
+       coalesce(oldest.oldestTimestamp, 0) AS oldestUnconsumedTimestamp,
+       CASE WHEN oldest.oldestTimestamp > 0 THEN greatest({now} - oldest.oldestTimestamp, 0)
+            ELSE CAST(0 AS BIGINT) END AS lagMs,
+       committedOffset < 0 AS noCommittedOffset,
+       committedOffset >= 0 AND committedOffset < coalesce(liveMin, brokerOffset) AS belowMin,
+       committedOffset >= 0 AND committedOffset > brokerOffset AS aboveMax,
+       CAST(NULL AS DOUBLE) AS consumeTps,  -- live only: a store knows no consume TPS,
+       CAST(NULL AS BIGINT) AS pullOffset,  -- and no pull offsets
+       CAST(NULL AS BIGINT) AS inflight
+FROM (
+    SELECT brokerName, topic, queueId, `group`,
+           max(committedOffset) AS committedOffset,  -- the same on every row of a key
+           max(matchAll) AS matchAll,
+           -- max offset comes from the last file only (an empty new file means max = its start;
+           -- without any file, the placeholder's 0)
+           max_by(validEnd, fileStart) AS brokerOffset,
+           min(liveStart) AS liveMin,  -- first live entry: min offset (none live: max)
+           sum(matched) AS matched,
+           max(lastTimestamp) AS lastTimestamp,  -- at most one file holds that entry
+           min(CASE WHEN oldestIndex IS NOT NULL THEN struct(oldestIndex, oldestTimestamp) END) AS oldest
+    FROM {scan}
+    GROUP BY brokerName, topic, queueId, `group`
+)
+"""
 
-    Queues without any CQ file are empty (min = max = 0). A committed offset of -1 ("none") reads
-    as 0, like the broker; belowMin / aboveMax only judge offsets that were really committed.
+
+def lag_report_df(scan: DataFrame, now_ms: int) -> DataFrame:
+    """The report (LAG_REPORT) from the scan's rows: per (queue, group), the per-file results
+    folded and consumerProgress's columns computed.
+
+    Queues without any CQ file are empty (min = max = 0: the placeholder). A committed offset of
+    -1 ("none") reads as 0, like the broker; belowMin / aboveMax only judge offsets that were
+    really committed. matchedDiff is null without a subscription for (group, topic).
     """
-    j = consumer_queues.join(state, _CONSUMER_KEY, "left")
-    committed = F.col("committedOffset")
-    has_commit = committed >= 0
-    consumer_offset = F.greatest(committed, F.lit(0))
-    broker_offset = F.coalesce("brokerOffset", F.lit(0))
-    min_offset = F.coalesce("minOffset", F.lit(0))
-    oldest = F.coalesce("oldestUnconsumedTimestamp", F.lit(0))
-    matched = F.when(F.col("matchAll").isNull(), F.lit(None).cast("long")).otherwise(
-        F.coalesce("matched", F.lit(0))
-    )
-    return j.select(
-        "group",
-        "topic",
-        "brokerName",
-        "queueId",
-        min_offset.alias("minOffset"),
-        broker_offset.alias("brokerOffset"),
-        consumer_offset.alias("consumerOffset"),
-        (broker_offset - consumer_offset).alias("diff"),
-        matched.alias("matchedDiff"),
-        F.coalesce("lastTimestamp", F.lit(0)).alias("lastTimestamp"),
-        oldest.alias("oldestUnconsumedTimestamp"),
-        F.when(oldest > 0, F.greatest(F.lit(now_ms) - oldest, F.lit(0))).otherwise(F.lit(0)).alias("lagMs"),
-        (~has_commit).alias("noCommittedOffset"),
-        (has_commit & (committed < min_offset)).alias("belowMin"),
-        (has_commit & (committed > broker_offset)).alias("aboveMax"),
-        # live only: a store knows no consume TPS and no pull offsets
-        F.lit(None).cast("double").alias("consumeTps"),
-        F.lit(None).cast("long").alias("pullOffset"),
-        F.lit(None).cast("long").alias("inflight"),
-    )
+    return scan.sparkSession.sql(_REPORT_SQL.replace("{now}", f"CAST({int(now_ms)} AS BIGINT)"), scan=scan)
 
 
 def top_groups_df(report: DataFrame, n: int) -> DataFrame:
     """Groups ordered by total diff (then by the oldest unconsumed message), the first ``n``."""
-    return (
-        report.groupBy("group")
-        .agg(
-            F.sum("diff").alias("diffTotal"),
-            F.sum("matchedDiff").alias("matchedDiffTotal"),
-            F.max("lagMs").alias("maxLagMs"),
-            F.count(F.lit(1)).alias("queues"),
-            F.countDistinct("topic").alias("topics"),
-            F.sum(F.col("belowMin").cast("int")).alias("queuesBelowMin"),
-            F.sum(F.col("aboveMax").cast("int")).alias("queuesAboveMax"),
-        )
-        .orderBy(F.col("diffTotal").desc(), F.col("maxLagMs").desc(), F.col("group"))
-        .limit(n)
-    )
+    sql = f"""
+        SELECT `group`, sum(diff) AS diffTotal, sum(matchedDiff) AS matchedDiffTotal,
+               max(lagMs) AS maxLagMs, count(1) AS queues, size(collect_set(topic)) AS topics,
+               sum(CAST(belowMin AS INT)) AS queuesBelowMin, sum(CAST(aboveMax AS INT)) AS queuesAboveMax
+        FROM {{report}}
+        GROUP BY `group`
+        ORDER BY diffTotal DESC, maxLagMs DESC, `group`
+        LIMIT {int(n)}
+    """
+    return report.sparkSession.sql(sql, report=report)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,24 +269,13 @@ def run_lag_report(
     direct: bool = False,
 ) -> DataFrame:
     """Wire the transforms: consumer queues + CQ files -> the report DataFrame (LAG_REPORT)."""
-    consumers = consumer_queues_df(spark, rows)
-    topics: dict[str, set[str]] = {}
-    for r in rows:
-        topics.setdefault(r.broker_name, set()).add(r.topic)
-    files = cq_files_df(
-        spark,
-        {b.broker_name: str(b.root) for b in brokers},
-        {k: sorted(v) for k, v in topics.items()},
-        direct=direct,
-    )
+    scan_input = scan_input_df(spark, {b.broker_name: str(b.root) for b in brokers}, rows, direct=direct)
     scanned = scan_df(
-        files,
-        queue_consumers_df(consumers),
+        scan_input,
         {b.broker_name: b.commitlog_min for b in brokers},
         {b.broker_name: b.commitlog_dirs for b in brokers},
     )
-    state = queue_state_df(scanned)
-    return lag_report_df(consumers, state, now_ms)
+    return lag_report_df(scanned, now_ms)
 
 
 def write_report(report: DataFrame, out: str, fmt: str, *, overwrite: bool = False) -> None:
@@ -304,110 +288,3 @@ def write_report(report: DataFrame, out: str, fmt: str, *, overwrite: bool = Fal
     elif fmt == "csv":
         writer = writer.option("header", "true")
     writer.format(fmt).save(out)
-
-
-# ---------------------------------------------------------------------------------------------
-# executor side (plain Python over Arrow batches)
-
-
-def _arrow_schema(schema: object) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(schema)  # type: ignore[arg-type]
-
-
-def _read_local(uri: str) -> np.ndarray:
-    """A CQ file Spark listed, read straight from the filesystem (direct mode)."""
-    import numpy as np
-
-    from mqctl.errors import StoreError
-    from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT
-
-    if uri.startswith("file://"):
-        local = uri[len("file://") :]
-    elif uri.startswith("file:"):
-        local = uri[len("file:") :]
-    elif "://" not in uri and ":" not in uri.split("/", 1)[0]:
-        local = uri
-    else:
-        raise StoreError(
-            f"direct CQ reads need a local or mounted path, got {uri}", hint="drop --cq-read direct"
-        )
-    with open(local, "rb") as f:
-        data = f.read()
-    return np.frombuffer(data, dtype=CQ_DTYPE, count=len(data) // CQ_UNIT)
-
-
-def _scan_batches(
-    batches: Iterator[pa.RecordBatch], cl_min: Mapping[str, int], commitlog_dirs: Mapping[str, Sequence[str]]
-) -> Iterator[pa.RecordBatch]:
-    from pathlib import Path
-
-    import numpy as np
-    import pyarrow as pa
-
-    from mqctl.store.commitlog import CommitLog
-    from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT
-    from mqctl.store.scan import count_tag_matches
-
-    schema = _arrow_schema(S.SCAN)
-    logs: dict[str, CommitLog] = {}
-
-    def stamp(broker: str, phys: int, size: int) -> int:
-        log = logs.get(broker)
-        if log is None:
-            log = logs[broker] = CommitLog([Path(d) for d in commitlog_dirs[broker]])
-        ts = log.store_timestamp(phys, size)
-        return ts if ts > 0 else 0  # -1: the message is gone; consumerProgress shows 0
-
-    try:
-        for batch in batches:
-            out: dict[str, list[object]] = {name: [] for name in S.SCAN.names}
-            brokers = batch.column("brokerName").to_pylist()
-            topics = batch.column("topic").to_pylist()
-            qids = batch.column("queueId").to_pylist()
-            starts = batch.column("fileStart").to_pylist()
-            paths = batch.column("path").to_pylist()
-            contents = batch.column("content")
-            consumers = batch.column("consumers").to_pylist()
-            for i in range(batch.num_rows):
-                if contents[i].is_valid:
-                    buf = contents[i].as_buffer()  # zero-copy view of the Arrow bytes
-                    entries = np.frombuffer(buf, dtype=CQ_DTYPE, count=len(buf) // CQ_UNIT)
-                else:
-                    entries = _read_local(paths[i])
-                phys, size = entries["phys"], entries["size"]
-                valid = valid_count(phys, size)
-                live = first_live(phys, size, valid, cl_min.get(brokers[i], 0))
-                fs = starts[i]
-                for c in consumers[i]:
-                    co = max(c["committedOffset"], 0)
-                    lo = max(co - fs, live)
-                    matched: int | None = None
-                    if c["matchAll"] is not None:
-                        if lo >= valid:
-                            matched = 0
-                        elif c["matchAll"]:
-                            matched = valid - lo
-                        else:
-                            matched = count_tag_matches(entries[lo:valid], c["hashes"])
-                    j = co - 1 - fs
-                    out["brokerName"].append(brokers[i])
-                    out["topic"].append(topics[i])
-                    out["queueId"].append(qids[i])
-                    out["group"].append(c["group"])
-                    out["fileStart"].append(fs)
-                    out["validEnd"].append(fs + valid)
-                    out["liveStart"].append(fs + live if live < valid else None)
-                    out["matched"].append(matched)
-                    out["lastTimestamp"].append(
-                        stamp(brokers[i], int(phys[j]), int(size[j])) if live <= j < valid else None
-                    )
-                    out["oldestIndex"].append(fs + lo if lo < valid else None)
-                    out["oldestTimestamp"].append(
-                        stamp(brokers[i], int(phys[lo]), int(size[lo])) if lo < valid else None
-                    )
-            yield pa.RecordBatch.from_pydict(out, schema=schema)
-    finally:
-        for log in logs.values():
-            log.close()

@@ -18,14 +18,18 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from mqctl.model import STATUSES
+
 __all__ = [
-    "CONSUMER_QUEUES",
     "CQ_FILES",
+    "GROUP_STATUS",
     "HISTORY",
     "LAG_REPORT",
     "LIVE_QUEUES",
     "QUEUE_CONSUMERS",
+    "QUEUE_STATUS",
     "SCAN",
+    "SCAN_INPUT",
 ]
 
 
@@ -33,35 +37,23 @@ def _f(name: str, dtype: object, nullable: bool = False) -> StructField:
     return StructField(name, dtype, nullable)  # type: ignore[arg-type]
 
 
-# Driver-built: one row per (brokerName, group, topic, queueId) the report covers; committedOffset
-# is -1 when the offset table holds no value for that queue. hashes is null without a
-# subscription for (group, topic) and empty when the subscription is "*".
-CONSUMER_QUEUES = StructType(
-    [
-        _f("brokerName", StringType()),
-        _f("group", StringType()),
-        _f("topic", StringType()),
-        _f("queueId", IntegerType()),
-        _f("committedOffset", LongType()),
-        _f("matchAll", BooleanType(), True),
-        _f("hashes", ArrayType(IntegerType(), False), True),
-    ]
-)
-
 # One ConsumeQueue file: where it belongs and its bytes. fileStart is the queue index of its
-# first slot (the 20-digit file name / 20); path is the URI Spark listed.
+# first slot (the 20-digit file name / 20); path is the URI Spark listed, or (direct) the local
+# path the driver found.
 CQ_FILES = StructType(
     [
         _f("brokerName", StringType()),
         _f("topic", StringType()),
         _f("queueId", IntegerType()),
         _f("fileStart", LongType()),
-        _f("path", StringType()),
+        _f("path", StringType(), True),  # null: a queue's placeholder (see SCAN_INPUT)
         _f("content", BinaryType(), True),  # null when executors read the file themselves (direct)
     ]
 )
 
 # The consumers of one queue, folded into one array so each CQ file is scanned once for all groups.
+# committedOffset is -1 when the offset table holds no value for the queue; hashes is null without
+# a subscription for (group, topic) and empty when the subscription is "*".
 QUEUE_CONSUMERS = StructType(
     [
         _f("brokerName", StringType()),
@@ -84,6 +76,10 @@ QUEUE_CONSUMERS = StructType(
     ]
 )
 
+# What the scan reads: a CQ file (or a queue's placeholder: fileStart -1, no path, no content)
+# with the consumers of its queue.
+SCAN_INPUT = StructType([*CQ_FILES.fields, QUEUE_CONSUMERS["consumers"]])
+
 # Output of the per-file kernel pass: one row per (CQ file, consuming group). Indexes are queue
 # offsets; store times are read from the commit log for the (at most two) entries of interest.
 SCAN = StructType(
@@ -92,7 +88,9 @@ SCAN = StructType(
         _f("topic", StringType()),
         _f("queueId", IntegerType()),
         _f("group", StringType()),
-        _f("fileStart", LongType()),
+        _f("committedOffset", LongType()),  # the consumer's, carried to the report
+        _f("matchAll", BooleanType(), True),
+        _f("fileStart", LongType()),  # -1: the queue's placeholder (validEnd 0, nothing else)
         _f("validEnd", LongType()),  # one past the file's last valid entry
         _f("liveStart", LongType(), True),  # first entry still in the commit log, null if none here
         _f("matched", LongType(), True),  # unconsumed tag matches here; null: no subscription
@@ -163,5 +161,54 @@ HISTORY = StructType(
         _f("sampleMs", LongType()),
         _f("date", StringType()),
         _f("hour", StringType()),
+    ]
+)
+
+# lagReport --status: one row per queue of the history's window, judged by consumerProgress
+# --watch's rules (mqctl/ops/watch.py). points/spanMs: the samples judged and the time they span;
+# stale: the queue's broker did not answer its group's newest sample (last known values);
+# the offsets and lag are the newest point's; rates are messages/s over the window (null with
+# fewer than two points), drain one of model.D_* and drainS its seconds.
+QUEUE_STATUS = StructType(
+    [
+        _f("group", StringType()),
+        _f("topic", StringType()),
+        _f("brokerName", StringType()),
+        _f("queueId", IntegerType()),
+        _f("status", StringType()),
+        _f("reason", StringType()),
+        _f("points", IntegerType()),
+        _f("spanMs", LongType()),
+        _f("stale", BooleanType()),
+        _f("sampleMs", LongType()),
+        _f("brokerOffset", LongType()),
+        _f("consumerOffset", LongType()),
+        _f("pullOffset", LongType(), True),
+        _f("lag", LongType()),
+        _f("lagMs", LongType()),
+        _f("consumeRate", DoubleType(), True),
+        _f("produceRate", DoubleType(), True),
+        _f("drain", StringType()),
+        _f("drainS", DoubleType(), True),
+    ]
+)
+
+# lagReport --status, rolled up per group: the worst queue's status, reason and queue ("topic
+# broker queueId"), the number of queues per status (one column per status, lower case), stale
+# queues, lag summed and the largest lag time, rates summed, the newest sample's time.
+GROUP_STATUS = StructType(
+    [
+        _f("group", StringType()),
+        _f("status", StringType()),
+        _f("reason", StringType()),
+        _f("worstQueue", StringType()),
+        _f("queues", LongType()),
+        *[_f(s.lower(), LongType()) for s in STATUSES],
+        _f("stale", LongType()),
+        _f("lag", LongType()),
+        _f("maxLagMs", LongType()),
+        _f("consumeRate", DoubleType(), True),
+        _f("produceRate", DoubleType(), True),
+        _f("sampleMs", LongType()),
     ]
 )

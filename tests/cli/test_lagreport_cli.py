@@ -13,7 +13,8 @@ HEAVY = ("pyspark", "pandas", "pyarrow", "py4j")
 
 def test_cli_imports_never_load_spark() -> None:
     code = (
-        "import sys, mqctl.cli.app, mqctl.cli.lagreport, mqctl.pipeline.inputs, mqctl.store.scan\n"
+        "import sys, mqctl.cli.app, mqctl.cli.lagreport, mqctl.cli.lagreport_fetch, mqctl.cli.lagreport_status\n"
+        "import mqctl.pipeline.inputs, mqctl.pipeline.lagreport_run, mqctl.store.scan\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -45,18 +46,55 @@ def test_missing_extra_is_one_line_and_exit_7(tmp_path: Path, monkeypatch: pytes
     assert len(lines) == 2
 
 
-def test_no_store_is_a_usage_error() -> None:
+def _app() -> object:
     import typer
-    from typer.testing import CliRunner
 
     from mqctl.cli.lagreport import lag_report
 
     app = typer.Typer()
     app.command("lagReport")(lag_report)
     app.command("other")(lambda: None)
-    res = CliRunner().invoke(app, ["lagReport"])
+    return app
+
+
+def test_no_cluster_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    monkeypatch.delenv("NAMESRV_ADDR", raising=False)
+    monkeypatch.delenv("MQCTL_PROFILE", raising=False)
+    monkeypatch.setenv("MQCTL_CONFIG", "/dev/null")
+    res = CliRunner().invoke(_app(), ["lagReport"])  # type: ignore[arg-type]
     assert res.exit_code == 2
-    assert "at least one --store" in res.stderr
+    assert "no cluster given" in res.stderr and "--store NAME=PATH" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--status"], "--status needs --history DIR"),
+        (["--status", "--history", "h", "-n", "127.0.0.1:9876"], "--status reads only the --history"),
+        (["--status", "--history", "h", "--window", "soon"], "malformed duration"),
+        (["-n", "127.0.0.1:1", "--subscriptions", "s.json"], "--subscriptions needs stores"),
+        (["--top", "-1", "-S", "b=/x"], "--top must be >= 0"),
+    ],
+)
+def test_flag_errors(args: list[str], message: str) -> None:
+    from typer.testing import CliRunner
+
+    res = CliRunner().invoke(_app(), ["lagReport", *args])  # type: ignore[arg-type]
+    assert res.exit_code == 2, res.stderr
+    assert message in res.stderr and "Traceback" not in res.stderr
+
+
+def test_auto_cq_read_picks_direct_for_paths_the_driver_sees(tmp_path: Path) -> None:
+    from mqctl.cli.lagreport import _on_driver
+    from mqctl.pipeline.inputs import local_path
+
+    assert local_path("file:///data/store") == "/data/store" and local_path("file:/data") == "/data"
+    assert local_path("/data/store") == "/data/store" and local_path("store") == "store"
+    assert local_path("hdfs://nn:8020/store") is None and local_path("s3a://bucket/store") is None
+    assert _on_driver(tmp_path) and _on_driver(Path(f"file:{tmp_path}"))
+    assert not _on_driver(tmp_path / "missing") and not _on_driver(Path("hdfs://nn/store"))
 
 
 def test_subscriptions_file_errors(tmp_path: Path) -> None:
@@ -94,7 +132,7 @@ def test_table_durations_are_consumer_progress_s() -> None:
 
     lags = {"none": 0, "ms": 850, "s": 12_345, "m": 307_000, "h": 11_040_000, "d": 93_600_000}
     buf = io.StringIO()
-    job = _Job([], [object()] * 7, 0, False, None, "parquet", False, 20)  # type: ignore[list-item]
+    job = _Job(now=0, rows=7, out=None, dataset_format="parquet", overwrite=False, top=20, history=None)
     _render(OutputFormat.table, [top(g, ms) for g, ms in lags.items()], job, buf)
     cells = {ln.split()[0]: ln.split()[3] for ln in buf.getvalue().splitlines()[1:] if ln.split()[0] in lags}
     assert cells == {"none": "-", "ms": "850ms", "s": "12.3s", "m": "5m07s", "h": "3h04m", "d": "1d2h"}

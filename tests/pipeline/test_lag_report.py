@@ -103,7 +103,8 @@ def expected_rows(fleet: Fleet, subs: dict[str, dict[str, str]] | None) -> list[
                     matched = sum(1 for o in range(start, mx) if HASH.get(msgs[o].tags, 0) in hashes)
                 rows.append(
                     (group, topic, broker, qid, mn, mx, co, mx - co, matched, last, oldest,
-                     NOW - oldest if oldest else 0, raw < 0, 0 <= raw < mn, raw > mx)
+                     NOW - oldest if oldest else 0, raw < 0, 0 <= raw < mn, raw > mx,
+                     None, None, None)  # consumeTps, pullOffset, inflight: live only
                 )  # fmt: skip
     return sorted(rows)
 
