@@ -199,17 +199,33 @@ class RocketMQ(Servers):
         max_messages: int = 0,
         idle: int = 5,
         linger: int = 4,
+        block_key: str | None = None,
     ) -> list[Received]:
-        """Run java/Consumer.java (push, clustering) until ``idle`` seconds pass without a message."""
-        args = [self.namesrv_addr, topic, group, subexpr, str(max_messages), str(idle), str(linger)]
-        proc = self._client_run("Consumer", args, "RECV ", timeout=300)
-        if proc.returncode != 0 or "\nDONE " not in "\n" + proc.stdout:
-            raise HarnessError(f"Consumer failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-        got = []
-        for line in proc.stdout.splitlines():
-            if line.startswith("RECV "):
-                _, broker, qid, off, tag, ts, msg_id = line.split(" ")
-                got.append(Received(broker, int(qid), int(off), None if tag == "-" else tag, int(ts), msg_id))
+        """Run java/Consumer.java (push, clustering) until ``idle`` seconds pass without a message.
+
+        With ``max_messages``, a run that stopped short (a loaded box: the first rebalance came
+        after ``idle`` seconds) is followed by up to two more for the rest; the group's offsets
+        carry over; a message a later run receives again is not repeated (within one run every
+        delivery is kept: a reset's redeliveries are what some scenarios look at). ``block_key``:
+        the message with these keys is never acknowledged (Consumer.java's BLOCK_KEY)."""
+        got: list[Received] = []
+        seen: set[tuple[str, int, int]] = set()
+        for _ in range(3 if max_messages else 1):
+            cap = max_messages - len(seen) if max_messages else 0
+            args = [self.namesrv_addr, topic, group, subexpr, str(cap), str(idle), str(linger)]
+            args += [block_key] if block_key else []
+            proc = self._client_run("Consumer", args, "RECV ", timeout=300)
+            if proc.returncode != 0 or "\nDONE " not in "\n" + proc.stdout:
+                raise HarnessError(f"Consumer failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+            run: list[Received] = []
+            for line in proc.stdout.splitlines():
+                if line.startswith("RECV "):
+                    _, broker, qid, off, tag, ts, msg_id = line.split(" ")
+                    run.append(Received(broker, int(qid), int(off), None if tag == "-" else tag, int(ts), msg_id))
+            got += [m for m in run if (m.broker, m.queue_id, m.offset) not in seen]
+            seen |= {(m.broker, m.queue_id, m.offset) for m in run}
+            if len(seen) >= max_messages:
+                break
         return got
 
     def mqctl(

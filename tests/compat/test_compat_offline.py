@@ -72,8 +72,28 @@ def test_execute_refused_while_broker_runs(cluster: RocketMQ, offline_data: Offl
     assert "lock" in proc.stderr.lower()
 
 
-def test_offline_execute_then_restart(cluster: RocketMQ, offline_data: OfflineData, fidelity) -> None:
-    """Scenario 4: reset on the stopped broker's files; the restarted broker and a consumer follow."""
+def _served(cluster: RocketMQ) -> dict[int, int]:
+    rows, _ = parse_consumer_progress(cluster.consumer_progress(GROUP, TOPIC))
+    return {r.queue_id: r.consumer_offset for r in rows if r.topic == TOPIC}
+
+
+def _offline(cluster: RocketMQ, *args: str) -> None:
+    """``mqctl ARGS`` on broker-a's files while that broker is stopped, then start it again."""
+    cluster.stop_broker(BROKER)
+    try:
+        proc = cluster.mqctl(*args, stores=[BROKER])
+        assert proc.returncode == 0, f"mqctl {' '.join(args)}: exit {proc.returncode}\n{proc.stderr}"
+    finally:
+        cluster.start_broker(BROKER)
+
+
+def test_offline_execute_then_restart(
+    cluster: RocketMQ, offline_data: OfflineData, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scenario 4: reset on the stopped broker's files; the restarted broker serves the targets;
+    --undo on the stopped broker puts the old offsets back, the broker serves those; the reset
+    again, and a consumer resumes at the targets."""
+    monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
     ts = offline_data.reset_ts
     # what this version's broker would set (5.x: first offset stored at or after ts; 4.x: the
     # nearer neighbour in the CQ file its mtimes choose, docs/rocketmq-versions.md §4.1)
@@ -108,6 +128,13 @@ def test_offline_execute_then_restart(cluster: RocketMQ, offline_data: OfflineDa
             PER_QUEUE_1 + PER_QUEUE_2,
             next(r.broker_offset for r in rows if r.topic == TOPIC and r.queue_id == q),
         )
+
+    _offline(cluster, "resetOffsetByTime", "--undo", "latest", "--execute")
+    ok &= fidelity.check(
+        f"offline reset -s {ts} undone: the restarted broker's offsets", _served(cluster), {0: PER_QUEUE_1, 1: PER_QUEUE_1}
+    )
+    _offline(cluster, "resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", str(ts), "--execute")
+    ok &= fidelity.check(f"offline reset -s {ts} again: the restarted broker's offsets", _served(cluster), ours)
 
     got = cluster.consume(TOPIC, GROUP, "*", idle=12, linger=2)
     first: dict[int, int] = {}

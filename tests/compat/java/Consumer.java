@@ -15,7 +15,7 @@ import org.apache.rocketmq.common.message.MessageQueue;
 /**
  * Tiny push consumer for the mqctl compat tests (clustering mode).
  *
- * Usage: java Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS
+ * Usage: java Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS [BLOCK_KEY]
  *
  * Consumes from the group's committed offsets (a group without offsets starts at the first
  * offset), prints one line per received message
@@ -24,17 +24,22 @@ import org.apache.rocketmq.common.message.MessageQueue;
  * since the last message (at least 20 s before the first one). It then waits LINGER_SECONDS before
  * shutdown: offset commits are one-way, so the wait lets the periodic commit reach the broker.
  * Ends with "DONE n".
+ *
+ * BLOCK_KEY: the message with these keys is never acknowledged: its consume thread waits until
+ * shutdown (printed once as "BLOCK brokerName queueId queueOffset msgId"), the way a consumer
+ * hangs on one poison message while the client goes on pulling.
  */
 public class Consumer {
     public static void main(String[] args) throws Exception {
-        if (args.length != 7) {
-            System.err.println("usage: Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS");
+        if (args.length != 7 && args.length != 8) {
+            System.err.println("usage: Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS [BLOCK_KEY]");
             System.exit(2);
         }
         String topic = args[1];
         int max = Integer.parseInt(args[4]);
         long idleMs = Long.parseLong(args[5]) * 1000L;
         long lingerMs = Long.parseLong(args[6]) * 1000L;
+        String blockKey = args.length > 7 ? args[7] : null;
 
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2]);
         consumer.setNamesrvAddr(args[0]);
@@ -54,6 +59,19 @@ public class Consumer {
             @Override
             public ConsumeConcurrentlyStatus consumeMessage(List<MessageExt> msgs, ConsumeConcurrentlyContext ctx) {
                 for (MessageExt m : msgs) {
+                    if (blockKey != null && blockKey.equals(m.getKeys())) {
+                        synchronized (printLock) {
+                            System.out.println("BLOCK " + m.getBrokerName() + " " + m.getQueueId() + " "
+                                + m.getQueueOffset() + " " + m.getMsgId());
+                            System.out.flush();
+                        }
+                        try {
+                            Thread.sleep(Long.MAX_VALUE);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return ConsumeConcurrentlyStatus.RECONSUME_LATER;
+                    }
                     synchronized (printLock) {
                         String tag = m.getTags() == null ? "-" : m.getTags();
                         System.out.println("RECV " + m.getBrokerName() + " " + m.getQueueId() + " "

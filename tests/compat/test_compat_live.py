@@ -1,0 +1,345 @@
+"""Scenario 8: mqctl -n against the running cluster, next to the real mqadmin of its version:
+consumerProgress rows and plain text (Inflight and TPS masked: they move), the overview, two
+online consumers (consumerConnection, -s true client IPs, allocateMQ -g), allocateMQ -n byte for
+byte, exact filtered lag live against what a real filtering consumer receives, and a live reset:
+dry-run targets equal to what mqadmin sets, --execute read back by mqadmin, a consumer resuming
+from there, and the undo."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+import threading
+import time
+from collections import Counter
+
+import pytest
+from compat_harness import (
+    REPO,
+    Received,
+    RocketMQ,
+    local_seconds,
+    parse_consumer_progress,
+    parse_reset_table,
+    progress_layout,
+)
+
+pytestmark = pytest.mark.compat
+
+LIVE_TOPIC, LIVE_GROUP = "TopicLive", "GroupLive"
+RESET_GROUP = "GroupLiveReset"
+TAGS_GROUP = "GroupLiveTags"
+
+
+def live(cluster: RocketMQ, *args: str, timeout: float = 120):  # type: ignore[no-untyped-def]
+    """``mqctl ARGS -n NAMESRV`` (no store at all: everything over the wire)."""
+    cmd = [sys.executable, "-m", "mqctl", *args, "-n", cluster.namesrv_addr, "--timeout", "60"]
+    return cluster.run(cmd, timeout=timeout, cwd=REPO)
+
+
+def live_ok(cluster: RocketMQ, *args: str) -> str:
+    proc = live(cluster, *args)
+    assert proc.returncode == 0, f"mqctl {' '.join(args)} -n exited {proc.returncode}:\n{proc.stderr}"
+    return proc.stdout
+
+
+def _mask_progress(text: str) -> list[str]:
+    """mqadmin's consumerProgress text with what moves on a live cluster masked: the Inflight
+    column (5.x) and the TPS / inflight totals."""
+    lines = text.split("\n")
+    inflight = bool(lines) and "#Inflight" in lines[0]
+    start = lines[0].find("#Inflight") if inflight else -1
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith(("Consume TPS:", "Consume Inflight Total:")):
+            out.append(line.split(":")[0] + ": <moves>")
+        elif inflight and i > 0 and line and not line.startswith(("Consume", "Diff")):
+            out.append(line[:start] + "<inflight>".ljust(20) + line[start + 20 :])
+        else:
+            out.append(line)
+    return out
+
+
+def test_live_progress_equals_mqadmin(cluster: RocketMQ, progress_data, progress_mqadmin, fidelity) -> None:
+    group = progress_data.group
+    doc = json.loads(live_ok(cluster, "consumerProgress", "-g", group, "-o", "json"))
+    assert doc["backend"] == "live"
+    theirs = {r.key: r for r in parse_consumer_progress(progress_mqadmin)[0]}
+    ours = {(r["topic"], r["brokerName"], r["queueId"]): r for r in doc["rows"]}
+    ok = fidelity.check(f"live consumerProgress -g {group}: row keys", sorted(ours), sorted(theirs))
+    for key in sorted(set(ours) & set(theirs)):
+        o, t, what = ours[key], theirs[key], f"live consumerProgress -g {group} {key}"
+        ok &= fidelity.check(f"{what} brokerOffset", o["brokerOffset"], t.broker_offset)
+        ok &= fidelity.check(f"{what} consumerOffset", o["consumerOffset"], t.consumer_offset)
+        ok &= fidelity.check(f"{what} diff", o["diff"], t.diff)
+        ok &= fidelity.check(f"{what} lastTimestamp", local_seconds(o["lastTimestamp"]), t.last_time)
+    plain = live_ok(cluster, "consumerProgress", "-g", group, "-o", "plain")
+    assert progress_layout(plain) == progress_layout(progress_mqadmin)  # the version's own layout
+    mine, real = _mask_progress(plain), _mask_progress(progress_mqadmin)
+    ok &= fidelity.check("live consumerProgress -o plain: line count", len(mine), len(real))
+    for i, (o, t) in enumerate(zip(mine, real)):
+        ok &= fidelity.check(f"live consumerProgress -o plain line {i + 1}", o, t)
+    assert ok, "live consumerProgress differs from mqadmin, see the fidelity section"
+
+
+def _overview_rows(text: str) -> dict[str, list[str]]:
+    """Group -> its overview cells (#Count #Version #Type #Model #TPS #Diff Total) by whitespace."""
+    rows = {}
+    for line in text.splitlines()[1:]:
+        cells = line.split()
+        if cells:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_live_overview_lists_what_mqadmin_lists(cluster: RocketMQ, progress_data, fidelity) -> None:
+    theirs = _overview_rows(cluster.mqadmin_ok("consumerProgress"))
+    ours = _overview_rows(live_ok(cluster, "consumerProgress", "-o", "plain"))
+    ok = fidelity.check("live overview: mqadmin's groups all listed", sorted(set(theirs) - set(ours)), [])
+    for group in sorted(set(theirs) & set(ours)):
+        t, o = theirs[group], ours[group]
+        # TPS moves; everything else (count, version, type, model, diff total) must agree
+        ok &= fidelity.check(f"live overview {group}", o[:-2] + o[-1:], t[:-2] + t[-1:])
+    assert ok, "live overview differs from mqadmin, see the fidelity section"
+
+
+def test_live_allocate_equals_mqadmin(cluster: RocketMQ, fidelity) -> None:
+    ok = True
+    for topic, ips in (("TopicProgress", "10.0.0.1,10.0.0.2,192.168.1.100"), ("TopicAlloc", "c1,c2,c3")):
+        expected = cluster.mqadmin_ok("allocateMQ", "-t", topic, "-i", ips)
+        ok &= fidelity.check(
+            f"live allocateMQ -t {topic} -i {ips}",
+            live_ok(cluster, "allocateMQ", "-t", topic, "-i", ips, "-o", "plain"),
+            expected,
+        )
+    assert ok, "live allocateMQ differs from mqadmin, see the fidelity section"
+
+
+def _avg(cids: list[str], mqs: list[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
+    """AllocateMessageQueueAveragely by hand (mqadmin.md 7.1): sorted ids and queues, contiguous
+    ranges, the first ``len(mqs) % len(cids)`` consumers take one more."""
+    cids, mqs = sorted(cids), sorted(mqs)
+    n, k = len(mqs), len(cids)
+    out = {}
+    for i, cid in enumerate(cids):
+        size = n // k + (1 if i < n % k else 0)
+        start = i * (n // k) + min(i, n % k)
+        out[cid] = mqs[start : start + size]
+    return out
+
+
+def test_live_two_consumers(cluster: RocketMQ, fidelity) -> None:
+    """consumerConnection, -s true and allocateMQ -g while two real consumers are online."""
+    cluster.admin(f"topic:{LIVE_TOPIC}:4:broker-a+broker-b", f"group:{LIVE_GROUP}:broker-a+broker-b")
+    cluster.produce(
+        LIVE_TOPIC, [f"send TagA k{i} {i % 4} {('broker-a', 'broker-b')[i // 4 % 2]}" for i in range(16)]
+    )
+    results: list[list[Received]] = []
+    idle = 100 if cluster.version.legacy else 35  # online long enough for 4.x's retry route (below)
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(
+                cluster.consume(LIVE_TOPIC, LIVE_GROUP, "TagA || TagB", idle=idle, linger=1)
+            )
+        )
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            proc = live(cluster, "consumerConnection", "-g", LIVE_GROUP, "-o", "json")
+            if proc.returncode == 0 and len(json.loads(proc.stdout)["clients"]) == 2:
+                break
+            time.sleep(2)
+        else:
+            pytest.fail("two consumers never showed up online")
+        time.sleep(5)  # let the rebalance settle (every client rebalances within 20 s of a change)
+        real = cluster.mqadmin_ok("consumerConnection", "-g", LIVE_GROUP)
+        mine = live_ok(cluster, "consumerConnection", "-g", LIVE_GROUP, "-o", "plain")
+        real_ips = cluster.mqadmin_ok("consumerProgress", "-g", LIVE_GROUP, "-s", "true")
+        mine_ips = live_ok(cluster, "consumerProgress", "-g", LIVE_GROUP, "-s", "true", "-o", "plain")
+        # A 4.x broker creates %RETRY%group on the first heartbeat and tells the name server up to
+        # 30 s later; the clients rebalance onto the new route within 20 s more. Until then mqctl
+        # rightly reports the new queue unowned: wait for the assignment to settle.
+        deadline = time.monotonic() + 75
+        while True:
+            alloc = json.loads(live_ok(cluster, "allocateMQ", "-g", LIVE_GROUP, "-o", "json"))
+            if all(r["status"] == "ok" for r in alloc["rows"]) or time.monotonic() > deadline:
+                break
+            time.sleep(3)
+    finally:
+        for t in threads:
+            t.join(timeout=120)
+
+    def clients_sorted(text: str) -> list[str]:
+        """mqadmin's client order is random, and so is the broker it asks (any broker of the
+        retry topic's route): each broker sees a client's own connection, another local port.
+        The port is masked on both sides."""
+        lines = [re.sub(r"(127\.0\.0\.1|192\.0\.2\.\d+):\d+", lambda m: m.group(1) + ":<port>", ln)
+                 for ln in text.split("\n")]  # fmt: skip
+        head = lines.index("") if "" in lines else len(lines)
+        return sorted(lines[1:head]) + lines[:1] + lines[head:]
+
+    ok = fidelity.check(
+        "live consumerConnection -o plain (clients sorted)", clients_sorted(mine), clients_sorted(real)
+    )
+    ok &= fidelity.check(
+        "live consumerProgress -s true -o plain", _mask_progress(mine_ips), _mask_progress(real_ips)
+    )
+    # allocateMQ -g: each client's real queues (its running info) against AVG worked out here
+    owned: dict[str, list[tuple[str, int]]] = {}
+    for row in alloc["rows"]:
+        if row["topic"] == LIVE_TOPIC:
+            for cid in row["reported"]:
+                owned.setdefault(cid, []).append((row["brokerName"], row["queueId"]))
+    expected = _avg(alloc["clients"], [(b, q) for b in ("broker-a", "broker-b") for q in range(4)])
+    ok &= fidelity.check(
+        "live allocateMQ -g: each client's queues = AVG", {c: sorted(v) for c, v in owned.items()}, expected
+    )
+    problems = [
+        (r["topic"], r["brokerName"], r["queueId"], r["expected"], r["reported"], r["status"])
+        for r in alloc["rows"]
+        if r["status"] != "ok"
+    ]
+    ok &= fidelity.check("live allocateMQ -g: moved/duplicated/unowned", problems, [])
+    assert ok, "live consumer views differ, see the fidelity section"
+    assert len(results) == 2 and sum(len(r) for r in results) == 16  # the 16 TagA messages, once
+
+
+def test_live_filtered_lag_equals_a_tag_consumer(cluster: RocketMQ, progress_data, fidelity) -> None:
+    topic, group = progress_data.topic, TAGS_GROUP
+    cluster.admin(f"group:{group}:broker-a+broker-b")
+    median = int(statistics.median(m.store_timestamp for m in progress_data.consumed))
+    if cluster.version.offline_reset_path == "C":
+        cluster.admin(f"clone:{progress_data.group}:{group}:{topic}")  # 4.x needs offsets to reset
+    reset = parse_reset_table(
+        cluster.mqadmin_ok("resetOffsetByTime", "-g", group, "-t", topic, "-s", str(median)),
+        cluster.version.offline_reset_path,
+    )
+    cluster.wait_offsets_flushed()
+    doc = json.loads(
+        live_ok(cluster, "consumerProgress", "-g", group, "-t", topic, "--tags", "TagA || TagB", "-o", "json")
+    )
+    rows = [r for r in doc["rows"] if r["topic"] == topic]
+    got = cluster.consume(topic, group, "TagA || TagB", idle=15, linger=3)
+    per_queue = Counter((m.broker, m.queue_id) for m in got)
+    ok = fidelity.check("live --tags: sum(matchedDiff)", sum(r["matchedDiff"] for r in rows), len(got))
+    for r in rows:
+        key = (r["brokerName"], r["queueId"])
+        ok &= fidelity.check(
+            f"live consumerOffset after mqadmin reset {key}", r["consumerOffset"], reset.get(key)
+        )
+        ok &= fidelity.check(f"live matchedDiff {key}", r["matchedDiff"], per_queue.get(key, 0))
+    assert ok, "live filtered lag differs from what the consumer received, see the fidelity section"
+
+
+def test_live_reset_dry_run_execute_undo_consume(
+    cluster: RocketMQ, progress_data, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An offline group: mqctl's dry-run targets = what mqadmin sets (on a twin group); --execute,
+    then mqadmin shows them; --undo --execute puts the old offsets back; a second --execute and a
+    consumer resumes exactly at the targets."""
+    monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
+    topic, group, twin = progress_data.topic, RESET_GROUP, RESET_GROUP + "Twin"
+    cluster.admin(
+        *(f"group:{g}:broker-a+broker-b" for g in (group, twin)),
+        # a consumer's first start creates its retry topic; 4.x mqadmin finds a group only through it
+        *(f"topic:%RETRY%{g}:1:broker-a+broker-b" for g in (group, twin)),
+        *(f"clone:{progress_data.group}:{g}:{topic}" for g in (group, twin)),
+    )
+    stamps = sorted(m.store_timestamp for m in progress_data.consumed)
+    at = str(stamps[len(stamps) // 3])
+    reset = ("resetOffsetByTime", "-g", group, "-t", topic, "-s", at)
+
+    def shown() -> dict[tuple[str, int], int]:
+        cluster.wait_offsets_flushed()
+        rows = parse_consumer_progress(cluster.consumer_progress(group, topic))[0]
+        return {(r.broker, r.queue_id): r.consumer_offset for r in rows if r.topic == topic}
+
+    before = shown()
+    dry = json.loads(live_ok(cluster, *reset, "--output", "json"))
+    targets = {(r["brokerName"], r["queueId"]): r["targetOffset"] for r in dry["rows"]}
+    real = parse_reset_table(
+        cluster.mqadmin_ok("resetOffsetByTime", "-g", twin, "-t", topic, "-s", at),
+        cluster.version.offline_reset_path,
+    )
+    ok = fidelity.check("live reset dry run: targets = mqadmin's", targets, real)
+    assert json.loads(live_ok(cluster, *reset, "--execute", "--output", "json"))["executed"] is True
+    ok &= fidelity.check("live reset --execute: mqadmin shows the targets", shown(), targets)
+    proc = cluster.run(
+        [sys.executable, "-m", "mqctl", "resetOffsetByTime", "--undo", "latest", "--execute"], cwd=REPO
+    )
+    assert proc.returncode == 0, proc.stderr  # the journal names the cluster: no -n needed
+    ok &= fidelity.check("live reset --undo --execute: mqadmin shows the old offsets", shown(), before)
+    live_ok(cluster, *reset, "--execute")
+    got = cluster.consume(topic, group, "*", idle=15, linger=3)
+    first: dict[tuple[str, int], int] = {}
+    for m in got:
+        first[(m.broker, m.queue_id)] = min(m.offset, first.get((m.broker, m.queue_id), m.offset))
+    ok &= fidelity.check(
+        "live reset: a consumer resumes at the targets",
+        first,
+        {k: v for k, v in targets.items() if k in first},
+    )
+    assert first, "the consumer received nothing after the reset"
+    assert ok, "live reset differs, see the fidelity section"
+
+
+def test_live_reset_online_group(cluster: RocketMQ, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A consumer online: on 5.x --execute -n resets through the broker and the consumer receives
+    again from the targets (offsets 5..9 of every queue, worked out from how the messages were
+    sent); a 4.x broker cannot reset one queue to an offset for online clients, so mqctl refuses
+    (exit 5) and nothing moves."""
+    monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
+    topic, group = "TopicLiveOnline", "GroupLiveOnline"
+    brokers = ("broker-a", "broker-b")
+    cluster.admin(f"topic:{topic}:2:broker-a+broker-b", f"group:{group}:broker-a+broker-b")
+
+    def batch(tag: str) -> list[str]:  # 20 messages: 5 on each of the 4 queues
+        return [f"send {tag} {tag}-{i} {i % 2} {brokers[i // 2 % 2]}" for i in range(20)]
+
+    cluster.produce(topic, batch("TagA"))
+    time.sleep(1.0)
+    at = int(time.time() * 1000)  # after every TagA store time, before every TagB one
+    time.sleep(1.0)
+    cluster.produce(topic, batch("TagB"))
+    results: list[list[Received]] = []
+    consumer = threading.Thread(target=lambda: results.append(cluster.consume(topic, group, "*", idle=40, linger=1)))
+    consumer.start()
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # the consumer took all 40 and committed (every second, to the broker's memory)
+            doc = json.loads(live_ok(cluster, "consumerProgress", "-g", group, "-t", topic, "-o", "json"))
+            offsets = {(r["brokerName"], r["queueId"]): r["consumerOffset"] for r in doc["rows"]}
+            if offsets == {(b, q): 10 for b in brokers for q in (0, 1)}:
+                break
+            assert time.monotonic() < deadline, f"the consumer never caught up: {offsets}"
+            time.sleep(1)
+        proc = live(cluster, "resetOffsetByTime", "-g", group, "-t", topic, "-s", str(at), "--execute")
+        after = json.loads(live_ok(cluster, "consumerProgress", "-g", group, "-t", topic, "-o", "json"))
+    finally:
+        consumer.join(timeout=200)
+    got = results[0]
+    again = Counter((m.broker, m.queue_id, m.offset) for m in got)
+    redelivered = sorted(k for k, n in again.items() if n > 1)
+    if cluster.version.legacy:
+        ok = fidelity.check("live online reset on 4.x: refused, exit", proc.returncode, 5)
+        ok &= fidelity.check(
+            "live online reset on 4.x: offsets unmoved",
+            {(r["brokerName"], r["queueId"]): r["consumerOffset"] for r in after["rows"]},
+            {(b, q): 10 for b in brokers for q in (0, 1)},
+        )
+        ok &= fidelity.check("live online reset on 4.x: nothing delivered again", redelivered, [])
+    else:
+        assert proc.returncode == 0, proc.stderr
+        ok = fidelity.check(
+            "live online reset: the consumer receives again exactly from the targets",
+            redelivered,
+            sorted((b, q, o) for b in brokers for q in (0, 1) for o in range(5, 10)),
+        )
+    assert sorted(again) == sorted((b, q, o) for b in brokers for q in (0, 1) for o in range(10))
+    assert ok, "live online reset differs, see the fidelity section"
