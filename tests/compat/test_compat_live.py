@@ -137,11 +137,10 @@ def test_live_two_consumers(cluster: RocketMQ, fidelity) -> None:
         LIVE_TOPIC, [f"send TagA k{i} {i % 4} {('broker-a', 'broker-b')[i // 4 % 2]}" for i in range(16)]
     )
     results: list[list[Received]] = []
-    idle = 100 if cluster.version.legacy else 35  # online long enough for 4.x's retry route (below)
     threads = [
         threading.Thread(
             target=lambda: results.append(
-                cluster.consume(LIVE_TOPIC, LIVE_GROUP, "TagA || TagB", idle=idle, linger=1)
+                cluster.consume(LIVE_TOPIC, LIVE_GROUP, "TagA || TagB", idle=100, linger=1)
             )
         )
         for _ in range(2)
@@ -157,20 +156,23 @@ def test_live_two_consumers(cluster: RocketMQ, fidelity) -> None:
             time.sleep(2)
         else:
             pytest.fail("two consumers never showed up online")
-        time.sleep(5)  # let the rebalance settle (every client rebalances within 20 s of a change)
+        # Settle before comparing: every message consumed and committed (mqadmin lists no row of a
+        # queue without a committed offset), and the assignment stable. A 4.x broker creates
+        # %RETRY%group on the first heartbeat and tells the name server up to 30 s later; the
+        # clients rebalance onto it within 20 s more, and until then mqctl rightly reports that
+        # queue unowned.
+        deadline = time.monotonic() + 80
+        while True:
+            doc = json.loads(live_ok(cluster, "consumerProgress", "-g", LIVE_GROUP, "-t", LIVE_TOPIC, "-o", "json"))
+            done = sorted(r["consumerOffset"] for r in doc["rows"]) == [2] * 8
+            alloc = json.loads(live_ok(cluster, "allocateMQ", "-g", LIVE_GROUP, "-o", "json"))
+            if done and all(r["status"] == "ok" for r in alloc["rows"]) or time.monotonic() > deadline:
+                break
+            time.sleep(3)
         real = cluster.mqadmin_ok("consumerConnection", "-g", LIVE_GROUP)
         mine = live_ok(cluster, "consumerConnection", "-g", LIVE_GROUP, "-o", "plain")
         real_ips = cluster.mqadmin_ok("consumerProgress", "-g", LIVE_GROUP, "-s", "true")
         mine_ips = live_ok(cluster, "consumerProgress", "-g", LIVE_GROUP, "-s", "true", "-o", "plain")
-        # A 4.x broker creates %RETRY%group on the first heartbeat and tells the name server up to
-        # 30 s later; the clients rebalance onto the new route within 20 s more. Until then mqctl
-        # rightly reports the new queue unowned: wait for the assignment to settle.
-        deadline = time.monotonic() + 75
-        while True:
-            alloc = json.loads(live_ok(cluster, "allocateMQ", "-g", LIVE_GROUP, "-o", "json"))
-            if all(r["status"] == "ok" for r in alloc["rows"]) or time.monotonic() > deadline:
-                break
-            time.sleep(3)
     finally:
         for t in threads:
             t.join(timeout=120)
@@ -241,8 +243,9 @@ def test_live_reset_dry_run_execute_undo_consume(
     cluster: RocketMQ, progress_data, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An offline group: mqctl's dry-run targets = what mqadmin sets (on a twin group); --execute,
-    then mqadmin shows them; --undo --execute puts the old offsets back; a second --execute and a
-    consumer resumes exactly at the targets."""
+    then mqadmin shows them; --undo --execute puts the old offsets back; a plan exported, edited
+    by hand and imported is what the broker then holds; a second --execute and a consumer resumes
+    exactly at the targets."""
     monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
     topic, group, twin = progress_data.topic, RESET_GROUP, RESET_GROUP + "Twin"
     cluster.admin(
@@ -275,6 +278,19 @@ def test_live_reset_dry_run_execute_undo_consume(
     )
     assert proc.returncode == 0, proc.stderr  # the journal names the cluster: no -n needed
     ok &= fidelity.check("live reset --undo --execute: mqadmin shows the old offsets", shown(), before)
+    # the plan exported, one queue's target edited by hand, imported: the broker holds the file's
+    plan_path = tmp_path / "plan.json"
+    live_ok(cluster, *reset, "--export", str(plan_path))
+    plan = json.loads(plan_path.read_text())
+    row = plan["rows"][0]
+    row["targetOffset"] += 1 if row["targetOffset"] < row["maxOffset"] else -1
+    plan_path.write_text(json.dumps(plan))
+    live_ok(cluster, "resetOffsetByTime", "--from-file", str(plan_path), "--execute")
+    ok &= fidelity.check(
+        "live reset --from-file, one target edited: mqadmin shows the file's offsets",
+        shown(),
+        {(r["brokerName"], r["queueId"]): r["targetOffset"] for r in plan["rows"] if r["topic"] == topic},
+    )
     live_ok(cluster, *reset, "--execute")
     got = cluster.consume(topic, group, "*", idle=15, linger=3)
     first: dict[tuple[str, int], int] = {}
