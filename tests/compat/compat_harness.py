@@ -200,6 +200,7 @@ class RocketMQ(Servers):
         idle: int = 5,
         linger: int = 4,
         block_key: str | None = None,
+        stop_file: Path | None = None,
     ) -> list[Received]:
         """Run java/Consumer.java (push, clustering) until ``idle`` seconds pass without a message.
 
@@ -207,13 +208,14 @@ class RocketMQ(Servers):
         after ``idle`` seconds) is followed by up to two more for the rest; the group's offsets
         carry over; a message a later run receives again is not repeated (within one run every
         delivery is kept: a reset's redeliveries are what some scenarios look at). ``block_key``:
-        the message with these keys is never acknowledged (Consumer.java's BLOCK_KEY)."""
+        the message with these keys is never acknowledged (Consumer.java's BLOCK_KEY); ``stop_file``:
+        the consumer stops as soon as that file exists (the test is done with it)."""
         got: list[Received] = []
         seen: set[tuple[str, int, int]] = set()
         for _ in range(3 if max_messages else 1):
             cap = max_messages - len(seen) if max_messages else 0
             args = [self.namesrv_addr, topic, group, subexpr, str(cap), str(idle), str(linger)]
-            args += [block_key] if block_key else []
+            args += [block_key or "-", str(stop_file)] if stop_file else [block_key] if block_key else []
             proc = self._client_run("Consumer", args, "RECV ", timeout=300)
             if proc.returncode != 0 or "\nDONE " not in "\n" + proc.stdout:
                 raise HarnessError(f"Consumer failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")

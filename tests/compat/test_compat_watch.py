@@ -58,8 +58,11 @@ def test_live_stuck_stop_rewind(cluster: RocketMQ, fidelity, tmp_path: Path, mon
     assert poison.offset == 2
     history = tmp_path / "history.jsonl"
     got: list[list[Received]] = []
+    stop = tmp_path / "stop-consumer"
     consumer = threading.Thread(
-        target=lambda: got.append(cluster.consume(TOPIC, GROUP, "*", idle=60, linger=1, block_key=POISON))
+        target=lambda: got.append(
+            cluster.consume(TOPIC, GROUP, "*", idle=60, linger=1, block_key=POISON, stop_file=stop)
+        )
     )
     consumer.start()
     producer = None
@@ -80,6 +83,7 @@ def test_live_stuck_stop_rewind(cluster: RocketMQ, fidelity, tmp_path: Path, mon
         stuck = _status(cluster, history, 6)
         why = json.loads(_mqctl(cluster, "consumerProgress", "-g", GROUP, "--why", f"{TOPIC}/{BROKER}/0", "-o", "json"))
     finally:
+        stop.touch()
         if producer is not None:
             producer.join(timeout=120)
         consumer.join(timeout=200)

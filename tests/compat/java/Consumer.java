@@ -15,7 +15,7 @@ import org.apache.rocketmq.common.message.MessageQueue;
 /**
  * Tiny push consumer for the mqctl compat tests (clustering mode).
  *
- * Usage: java Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS [BLOCK_KEY]
+ * Usage: java Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS [BLOCK_KEY [STOP_FILE]]
  *
  * Consumes from the group's committed offsets (a group without offsets starts at the first
  * offset), prints one line per received message
@@ -27,19 +27,21 @@ import org.apache.rocketmq.common.message.MessageQueue;
  *
  * BLOCK_KEY: the message with these keys is never acknowledged: its consume thread waits until
  * shutdown (printed once as "BLOCK brokerName queueId queueOffset msgId"), the way a consumer
- * hangs on one poison message while the client goes on pulling.
+ * hangs on one poison message while the client goes on pulling ("-": none).
+ * STOP_FILE: stop as soon as this file exists (the test is done with the consumer).
  */
 public class Consumer {
     public static void main(String[] args) throws Exception {
-        if (args.length != 7 && args.length != 8) {
-            System.err.println("usage: Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS [BLOCK_KEY]");
+        if (args.length < 7 || args.length > 9) {
+            System.err.println("usage: Consumer NAMESRV TOPIC GROUP SUBEXPR MAX IDLE_SECONDS LINGER_SECONDS [BLOCK_KEY [STOP_FILE]]");
             System.exit(2);
         }
         String topic = args[1];
         int max = Integer.parseInt(args[4]);
         long idleMs = Long.parseLong(args[5]) * 1000L;
         long lingerMs = Long.parseLong(args[6]) * 1000L;
-        String blockKey = args.length > 7 ? args[7] : null;
+        String blockKey = args.length > 7 && !"-".equals(args[7]) ? args[7] : null;
+        java.io.File stopFile = args.length > 8 ? new java.io.File(args[8]) : null;
 
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2]);
         consumer.setNamesrvAddr(args[0]);
@@ -88,6 +90,9 @@ public class Consumer {
         last.set(System.currentTimeMillis());
         while (true) {
             Thread.sleep(100);
+            if (stopFile != null && stopFile.exists()) {
+                break;
+            }
             if (max > 0 && count.get() >= max) {
                 // Stop pulling; messages already pulled are still consumed (and printed).
                 consumer.suspend();
