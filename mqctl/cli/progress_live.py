@@ -19,7 +19,7 @@ from mqctl.cli.progress_watch import WatchFlags, gate, interval_s, max_status, r
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.backends.open import BackendOptions
-    from mqctl.model import BackendTarget, MessageQueue, Sample, StuckMessage, WatchView
+    from mqctl.model import BackendTarget, MessageQueue, QueueOffset, Sample, StuckMessage, WatchView
 
 STORE_NOTE = (
     "on a store, committed offsets change only when the broker flushes consumerOffset.json (about every "
@@ -41,6 +41,8 @@ class Sampler:
         # Three windows: a queue whose broker drops out keeps its window for a while (stale).
         self.samples: deque[Sample] = deque(maxlen=self.rules.window * 3)
         self.stuck_cache: dict[tuple[MessageQueue, int], StuckMessage] = {}
+        # Store times by queue position: a lagging queue that did not move costs no request.
+        self.time_cache: dict[QueueOffset, int] = {}
         self.warned: set[str] = set()
         self.history: Path | None = None
 
@@ -51,7 +53,9 @@ class Sampler:
         with open_backend(self.target, self.options) as backend:
             if self.f.history is not None and self.history is None:
                 self.history = watch_history.check_history_path(self.f.history, backend.protected_paths())
-            result = progress.group_progress(backend, self.group, self.topic, now_ms=now_ms)
+            result = progress.group_progress(
+                backend, self.group, self.topic, now_ms=now_ms, time_cache=self.time_cache
+            )
             self.samples.append(watch.sample_from_progress(result, backend.kind, self.topic))
             view = watch.evaluate(self.samples, self.rules)
             stuck = self._stuck(backend, view)

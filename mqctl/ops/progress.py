@@ -35,6 +35,23 @@ def _start(q: QueueStat) -> int:
     return max(q.consumer_offset, q.min_offset or 0)
 
 
+def _store_times(
+    backend: Backend, positions: list[QueueOffset], cache: dict[QueueOffset, int] | None
+) -> list[int]:
+    """Store times of the messages at these positions. With a ``cache`` (repeated samples, as
+    --watch takes them) only positions not seen before are asked for: the message at a queue
+    position never changes. The cache keeps just this call's found times (a lagging queue whose
+    committed offset did not move costs no request; -1, no message yet, is asked again)."""
+    if cache is None:
+        return backend.store_times(positions)
+    missing = [p for p in positions if p not in cache]
+    fresh = dict(zip(missing, backend.store_times(missing))) if missing else {}
+    times = [cache[p] if p in cache else fresh[p] for p in positions]
+    cache.clear()
+    cache.update((p, t) for p, t in zip(positions, times) if t >= 0)
+    return times
+
+
 def rows_from_stats(
     backend: Backend,
     stats: ConsumeStats,
@@ -45,13 +62,15 @@ def rows_from_stats(
     verify_tags: bool = False,
     client_ips: dict[MessageQueue, str] | None = None,
     on_progress: ProgressCallback | None = None,
+    time_cache: dict[QueueOffset, int] | None = None,
 ) -> tuple[list[ProgressRow], int | None]:
     """Rows in mqadmin's order (MessageQueue order) and, with verified tags, the collisions."""
     queues = sorted(stats.queues, key=lambda q: q.queue.sort_key())
     unconsumed = [q for q in queues if _start(q) < q.broker_offset]
     oldest: dict[MessageQueue, int] = {}
     if lag_time and unconsumed:
-        times = backend.store_times([QueueOffset(q.queue, _start(q)) for q in unconsumed])
+        positions = [QueueOffset(q.queue, _start(q)) for q in unconsumed]
+        times = _store_times(backend, positions, time_cache)
         oldest = {q.queue: t for q, t in zip(unconsumed, times) if t > 0}
     matched: dict[MessageQueue, int] = {}
     collisions: int | None = None
@@ -111,8 +130,10 @@ def group_progress(
     on_progress: ProgressCallback | None = None,
     show_client_ip: bool = False,
     detail: bool = True,
+    time_cache: dict[QueueOffset, int] | None = None,
 ) -> GroupProgress:
-    """``detail`` False asks only for mqadmin's columns (no min offset, no lag time)."""
+    """``detail`` False asks only for mqadmin's columns (no min offset, no lag time).
+    ``time_cache``: store times already known by position (see ``_store_times``)."""
     now = _now(now_ms)
     stats = backend.consume_stats(group, topic, detail=detail)
     ips = client_ips(backend, group) if show_client_ip else None
@@ -125,6 +146,7 @@ def group_progress(
         verify_tags=verify_tags,
         client_ips=ips,
         on_progress=on_progress,
+        time_cache=time_cache,
     )
     warnings = [str(w) for w in backend.take_warnings()]
     warnings += [

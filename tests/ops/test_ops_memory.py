@@ -98,6 +98,37 @@ def test_progress_asks_coarse_questions() -> None:
     assert sum(b.calls.values()) == 3
 
 
+def test_repeated_samples_ask_only_for_positions_not_seen() -> None:
+    """--watch passes one cache of store times through its samples: the message at a queue
+    position never changes, so only a lagging queue whose committed offset moved is asked again."""
+    b = cluster()
+    asked: list[list[tuple[str, str, int, int]]] = []
+    real = b.store_times
+
+    def spy(positions):  # type: ignore[no-untyped-def]
+        asked.append(sorted((p.queue.broker_name, p.queue.topic, p.queue.queue_id, p.offset) for p in positions))
+        return real(positions)
+
+    b.store_times = spy  # type: ignore[method-assign]
+    cache: dict = {}
+    first = progress.group_progress(b, "G", now_ms=NOW, time_cache=cache)
+    # lagging: %RETRY%G q0 from 4 (max 5), a/Orders q0 from 2, b/Orders q1 from 3; a/Orders q1
+    # has no messages and b/Orders q0 is above its max: nothing to ask there
+    assert asked == [[(A, R, 0, 4), (A, T, 0, 2), (B, T, 1, 3)]]
+    again = progress.group_progress(b, "G", now_ms=NOW, time_cache=cache)
+    assert len(asked) == 1  # nothing moved: no question at all
+    assert [r.oldest_unconsumed_timestamp for r in again.rows] == [r.oldest_unconsumed_timestamp for r in first.rows]
+    b.committed["G"][(A, T, 0)] = 4
+    moved = progress.group_progress(b, "G", now_ms=NOW, time_cache=cache)
+    assert asked[1:] == [[(A, T, 0, 4)]]  # only the queue that moved
+    assert rows_by_queue(moved)[(A, T, 0)].oldest_unconsumed_timestamp == 50
+    assert sorted((p.queue.topic, p.queue.queue_id, p.offset, t) for p, t in cache.items()) == [
+        (R, 0, 4, 80),
+        (T, 0, 4, 50),
+        (T, 1, 3, 55),  # b/Orders q1 starts at offset 2: offset 3 is its second message
+    ]
+
+
 def test_filtered_lag_and_verified_collisions() -> None:
     # 'Aa' and 'BB' share Java's hash; matches counted from each queue's first unconsumed offset.
     p = progress.group_progress(cluster(), "G", tags=parse_subexpr("Aa"), now_ms=NOW)

@@ -1,0 +1,307 @@
+"""Benchmarks of mqctl -n against a real RocketMQ cluster and the real mqadmin on the same cluster
+(run by hand, not in CI). Figures and ratios measured side by side in one run:
+
+1. consumerProgress -g G: wall time of mqadmin vs mqctl -o plain vs `mqctl --version` (median of
+   --runs, interleaved), and the requests mqctl sends (mqadmin's columns, then with its extras);
+2. the groups overview with --groups groups (created with the brokers' admin requests): mqadmin
+   vs mqctl;
+3. exact filtered lag live over --entries unconsumed entries of one queue: entries/s through
+   QUERY_CONSUME_QUEUE pages, and the ratio to the store scan of the same queue (--store);
+4. consumerProgress --watch 1 on a group with 1,000 queues (500 per broker, each lagging):
+   the requests per sample next to one consumerProgress -g, and mqctl's CPU over --watch-seconds
+   as a share of one core (getrusage of the child: user + system).
+
+The data is written by bench/live_fixture.py (topics, groups, offsets, messages) under names
+starting with ``bench-``; a second run reuses what is there.
+
+    python bench/bench_live.py -n 127.0.0.1:9876 --mqadmin-lib ~/.cache/mqctl-compat/rocketmq-5.3.3/lib \\
+        [--store broker-a=/path/to/store] [--runs 7] [--groups 1000] [--entries 1000000] [--only progress,overview,filtered]
+
+Start a cluster for it with bench/live_cluster.py (prints the -n and --store values).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import live_fixture as fx  # noqa: E402
+
+from mqctl.remoting.client import RemotingClient  # noqa: E402
+
+TOPIC, GROUP = "bench-topic", "bench-group"
+WATCH_TOPIC, WATCH_GROUP = "bench-watch-topic", "bench-watch-group"
+FILTER_TOPIC, FILTER_GROUP = "bench-filter-topic", "bench-filter-group"
+TAGS = ("TagA", "TagB", "TagC", "TagD", "TagE", "TagF", None, "TagG")  # TagA || TagB: 1 in 4
+EXPR = "TagA || TagB"
+
+
+def mqadmin_cmd(lib: Path, home: Path) -> list[str]:
+    return [
+        "java",
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Xlog:disable",
+        f"-Duser.home={home}",
+        f"-Drocketmq.home.dir={home}",
+        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        "--add-opens=java.base/java.util=ALL-UNNAMED",
+        "-cp",
+        f"{lib}/*",
+        "org.apache.rocketmq.tools.command.MQAdminStartup",
+    ]
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    elapsed = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd[-8:])}\n{p.stderr[-2000:]}")
+    return elapsed, p.stdout
+
+
+def median_ms(xs: list[float]) -> str:
+    return f"{statistics.median(xs) * 1000:.0f} ms"
+
+
+# --- data ----------------------------------------------------------------------------------
+
+
+def prepare_progress(client: RemotingClient, addrs: dict[str, str]) -> None:
+    fx.create_topics(client, list(addrs.values()), [TOPIC], 4)
+    # A consumer's first start creates its group's retry topic: mqadmin finds the group through it.
+    fx.create_topics(client, list(addrs.values()), ["%RETRY%" + GROUP], 1)
+    fx.create_groups(client, list(addrs.values()), [GROUP])
+    for name, addr in addrs.items():
+        for q in range(4):
+            fx.send_batches(client, addr, name, TOPIC, q, itertools.cycle(TAGS), 500, 500)
+        fx.commit(client, addr, GROUP, TOPIC, {q: 100 * q for q in range(4)})
+
+
+def prepare_overview(client: RemotingClient, addrs: dict[str, str], n: int) -> list[str]:
+    groups = [f"bench-og-{i:04d}" for i in range(n)]
+    fx.create_groups(client, list(addrs.values()), groups)
+    fx.create_topics(client, list(addrs.values()), [f"%RETRY%{g}" for g in groups], 1)
+    first = next(iter(addrs.values()))
+    for g in groups:
+        fx.commit(client, first, g, TOPIC, {0: 1})
+    return groups
+
+
+def prepare_filtered(client: RemotingClient, addrs: dict[str, str], entries: int) -> tuple[str, str]:
+    name, addr = next(iter(sorted(addrs.items())))
+    fx.create_topics(client, [addr], [FILTER_TOPIC, "%RETRY%" + FILTER_GROUP], 1)
+    fx.create_groups(client, [addr], [FILTER_GROUP])
+    from mqctl.remoting.frame import ext_int
+
+    resp = client.call(addr, 30, {"topic": FILTER_TOPIC, "queueId": 0})  # GET_MAX_OFFSET
+    have = ext_int(resp, "offset")
+    if have < entries:
+        t = time.perf_counter()
+        tags = itertools.cycle(TAGS)
+        fx.send_batches(client, addr, name, FILTER_TOPIC, 0, tags, entries - have, 1000)
+        print(f"  wrote {entries - have:,} messages in {time.perf_counter() - t:.1f} s")
+    fx.commit(client, addr, FILTER_GROUP, FILTER_TOPIC, {0: 0})
+    return name, addr
+
+
+def prepare_watch(client: RemotingClient, addrs: dict[str, str]) -> None:
+    fx.create_topics(client, list(addrs.values()), [WATCH_TOPIC], 500)
+    fx.create_topics(client, list(addrs.values()), ["%RETRY%" + WATCH_GROUP], 1)
+    fx.create_groups(client, list(addrs.values()), [WATCH_GROUP])
+    for name, addr in addrs.items():
+        from mqctl.remoting.frame import ext_int
+
+        if ext_int(client.call(addr, 30, {"topic": WATCH_TOPIC, "queueId": 499}), "offset") < 2:
+            for q in range(500):
+                fx.send_batches(client, addr, name, WATCH_TOPIC, q, itertools.cycle(TAGS), 2, 2)
+        fx.commit(client, addr, WATCH_GROUP, WATCH_TOPIC, {q: 1 for q in range(500)})
+
+
+# --- measurements ----------------------------------------------------------------------------
+
+
+def bench_progress(ns: str, admin: list[str], runs: int) -> None:
+    py = [sys.executable, "-m", "mqctl"]
+    ours_cmd = [*py, "consumerProgress", "-n", ns, "-g", GROUP, "-o", "plain"]
+    theirs, ours, version = [], [], []
+    for _ in range(runs):
+        theirs.append(timed([*admin, "consumerProgress", "-n", ns, "-g", GROUP])[0])
+        ours.append(timed(ours_cmd)[0])
+        version.append(timed([*py, "--version"])[0])
+    m_t, m_o, m_v = (statistics.median(x) for x in (theirs, ours, version))
+    print(
+        f"consumerProgress -g {GROUP} (8 queues, 2 brokers), median of {runs}: mqadmin {m_t * 1000:.0f} ms, "
+        f"mqctl -n -o plain {m_o * 1000:.0f} ms, mqctl --version {m_v * 1000:.0f} ms"
+    )
+    print(
+        f"  mqctl is {m_t / m_o:.1f}x faster than mqadmin (goal >= 15x); {m_o / m_v:.2f}x its start-up (goal <= 1.5x)"
+    )
+    requests(ns)
+
+
+def requests(ns: str) -> None:
+    """Requests per consumerProgress, counted by the backend itself (request code -> count)."""
+    from mqctl.backends.live import LiveBackend
+    from mqctl.model import parse_subexpr
+    from mqctl.ops.progress import group_progress
+
+    cases = {
+        "mqadmin's columns (-o plain)": dict(detail=False),
+        "with lag time (table/json)": dict(detail=True),
+        f"with --tags '{EXPR}'": dict(detail=True, tags=parse_subexpr(EXPR)),
+        "plain -s true (client IPs)": dict(detail=False, show_client_ip=True),
+    }
+    for what, kw in cases.items():
+        with LiveBackend(ns, timeout=60) as b:
+            group_progress(b, GROUP, **kw)  # type: ignore[arg-type]
+            counts = dict(sorted(b.requests.items()))
+        print(f"  requests, {what}: {sum(counts.values())} {counts}")
+
+
+def bench_overview(ns: str, admin: list[str], runs: int, n: int) -> None:
+    py = [sys.executable, "-m", "mqctl"]
+    theirs = [timed([*admin, "consumerProgress", "-n", ns])[0] for _ in range(max(1, runs // 2))]
+    ours_runs = [timed([*py, "consumerProgress", "-n", ns, "-o", "plain"]) for _ in range(runs)]
+    ours = [t for t, _out in ours_runs]
+    rows = ours_runs[-1][1].count("\n") - 1
+    print(
+        f"overview with {n:,} bench groups ({rows:,} rows): mqadmin {median_ms(theirs)} (median of {len(theirs)}), "
+        f"mqctl {median_ms(ours)} (median of {runs}): {statistics.median(theirs) / statistics.median(ours):.1f}x "
+        "(goal >= 10x)"
+    )
+
+
+def bench_filtered(ns: str, broker: str, entries: int, store: Path | None) -> None:
+    from mqctl.backends.live import LiveBackend
+    from mqctl.model import MessageQueue, QueueSpan, parse_subexpr
+
+    expr = parse_subexpr(EXPR)
+    span = QueueSpan(MessageQueue(FILTER_TOPIC, broker, 0), 0, entries)
+    with LiveBackend(ns, timeout=600, request_timeout=60) as b:
+        t = time.perf_counter()
+        live = b.count_tag_matches([span], expr)[0]
+        live_s = time.perf_counter() - t
+        pages = b.requests.get(321, 0)
+    print(
+        f"filtered lag live over {entries:,} entries: {live.matched:,} match '{EXPR}' in {live_s:.2f} s = "
+        f"{entries / live_s:,.0f} entries/s ({pages} QUERY_CONSUME_QUEUE pages)"
+    )
+    if store is None:
+        print("  (no --store for the broker: store-scan ratio not measured)")
+        return
+    from mqctl.backends.store import StoreBackend
+
+    with StoreBackend({broker: store}) as sb:
+        t = time.perf_counter()
+        local = sb.count_tag_matches([span], expr)[0]
+        store_s = time.perf_counter() - t
+    same = "same count" if local.matched == live.matched else f"DIFFERENT count {local.matched:,}"
+    print(
+        f"  store scan of the same queue: {store_s:.3f} s = {entries / store_s:,.0f} entries/s ({same}); "
+        f"live is {live_s / store_s:.1f}x the store scan's time"
+    )
+
+
+def bench_watch(ns: str, seconds: float) -> None:
+    import resource
+    import signal
+
+    from mqctl.backends.live import LiveBackend
+    from mqctl.ops.progress import group_progress
+
+    with LiveBackend(ns, timeout=60) as b:  # what a --watch sample asks (Sampler.take)
+        cache: dict = {}
+        rows = len(group_progress(b, WATCH_GROUP, time_cache=cache).rows)
+        first = dict(sorted(b.requests.items()))
+    with LiveBackend(ns, timeout=60) as b:  # the next sample: store times of unmoved queues known
+        group_progress(b, WATCH_GROUP, time_cache=cache)
+        sample = dict(sorted(b.requests.items()))
+    cmd = [sys.executable, "-m", "mqctl", "consumerProgress", "-n", ns, "-g", WATCH_GROUP, "--watch", "1", "-o", "json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    import threading
+
+    lines: list[str] = []
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout))  # type: ignore[arg-type]
+    reader.start()
+    time.sleep(seconds)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    reader.join(timeout=10)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(
+        f"--watch 1 on {rows:,} queues for {wall:.0f} s: {len(lines)} samples, mqctl CPU {cpu:.2f} s = "
+        f"{100 * cpu / wall:.1f}% of one core (goal < 10%; start-up included)"
+    )
+    print(
+        f"  requests: first sample {sum(first.values())} {first} (= one consumerProgress -g), "
+        f"then {sum(sample.values())} {sample} per sample while the committed offsets stand still "
+        "(lag times by position are kept between samples)"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "-n", "--namesrv", default=os.environ.get("NAMESRV_ADDR"), required="NAMESRV_ADDR" not in os.environ
+    )
+    ap.add_argument(
+        "--mqadmin-lib", type=Path, default=Path.home() / ".cache/mqctl-compat/rocketmq-5.3.3/lib"
+    )
+    ap.add_argument(
+        "--store", action="append", default=[], help="BROKER=PATH of a broker's store (filtered ratio)"
+    )
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--entries", type=int, default=1_000_000)
+    ap.add_argument("--watch-seconds", type=float, default=60)
+    ap.add_argument("--only", default="progress,overview,filtered,watch")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    home = Path(os.environ.get("TMPDIR", "/tmp")) / "mqctl-bench-home"
+    home.mkdir(exist_ok=True)
+    admin = mqadmin_cmd(args.mqadmin_lib.expanduser(), home)
+    stores = dict(s.split("=", 1) for s in args.store)
+    os.environ.setdefault("TZ", "UTC")
+    with RemotingClient(timeout=60) as client:
+        addrs = fx.broker_addrs(client, args.namesrv)
+        print(f"cluster {args.namesrv}: brokers {', '.join(sorted(addrs))}; {os.cpu_count()} cores")
+        prepare_progress(client, addrs)
+        if "overview" in only:
+            prepare_overview(client, addrs, args.groups)
+        if "filtered" in only:
+            broker, _addr = prepare_filtered(client, addrs, args.entries)
+        if "watch" in only:
+            prepare_watch(client, addrs)
+    time.sleep(3)  # the brokers' consume queues are dispatched asynchronously
+    if "progress" in only:
+        bench_progress(args.namesrv, admin, args.runs)
+    if "overview" in only:
+        bench_overview(args.namesrv, admin, args.runs, args.groups)
+    if "filtered" in only:
+        path = stores.get(broker)
+        bench_filtered(args.namesrv, broker, args.entries, Path(path) if path else None)
+    if "watch" in only:
+        bench_watch(args.namesrv, args.watch_seconds)
+
+
+if __name__ == "__main__":
+    main()
