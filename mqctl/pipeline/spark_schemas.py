@@ -100,6 +100,14 @@ SCAN = StructType(
     ]
 )
 
+# The key of every per-(group, queue) schema below.
+_GROUP_QUEUE = [
+    _f("group", StringType()),
+    _f("topic", StringType()),
+    _f("brokerName", StringType()),
+    _f("queueId", IntegerType()),
+]
+
 # The dataset lagReport writes: one row per (group, topic, brokerName, queueId), from stores or a
 # live cluster (-n). Declared once for both, and for the history (HISTORY adds the sample time):
 # - minOffset is null live when the broker did not answer GET_TOPIC_STATS_INFO for the topic;
@@ -111,10 +119,7 @@ SCAN = StructType(
 #   from brokers before 5.1, which do not report it). consumeTps is the group's, on each row.
 LAG_REPORT = StructType(
     [
-        _f("group", StringType()),
-        _f("topic", StringType()),
-        _f("brokerName", StringType()),
-        _f("queueId", IntegerType()),
+        *_GROUP_QUEUE,
         _f("minOffset", LongType(), True),
         _f("brokerOffset", LongType()),
         _f("consumerOffset", LongType()),
@@ -137,10 +142,7 @@ LAG_REPORT = StructType(
 # oldestUnconsumedTimestamp: store time of the first unconsumed message (0 none, null not asked).
 LIVE_QUEUES = StructType(
     [
-        _f("group", StringType()),
-        _f("topic", StringType()),
-        _f("brokerName", StringType()),
-        _f("queueId", IntegerType()),
+        *_GROUP_QUEUE,
         _f("minOffset", LongType(), True),
         _f("brokerOffset", LongType()),
         _f("consumerOffset", LongType()),
@@ -171,10 +173,7 @@ HISTORY = StructType(
 # fewer than two points), drain one of model.D_* and drainS its seconds.
 QUEUE_STATUS = StructType(
     [
-        _f("group", StringType()),
-        _f("topic", StringType()),
-        _f("brokerName", StringType()),
-        _f("queueId", IntegerType()),
+        *_GROUP_QUEUE,
         _f("status", StringType()),
         _f("reason", StringType()),
         _f("points", IntegerType()),

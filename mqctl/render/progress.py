@@ -51,13 +51,7 @@ def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: 
         ip_head = ljust("#Client IP", 20) + " " if show_client_ip else ""
         w(head + "  " + ip_head + ljust("#Diff", 20) + " " + ljust("#Inflight", 20) + "#LastTime\n")
     for r in p.rows:
-        cells = [
-            ljust(front(r.topic, 64), 64),
-            ljust(front(r.broker_name, 32), 32),
-            ljust(r.queue_id, 4),
-            ljust(r.broker_offset, 20),
-            ljust(r.consumer_offset, 20),
-        ]
+        cells = _lead_cells(r)
         line = "  ".join(cells) + "  "
         if show_client_ip:
             line += ljust(r.client_ip or "N/A", 20) + " "
@@ -67,6 +61,17 @@ def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: 
     w(f"Consume TPS: {java_2f(p.consume_tps or 0.0)}\n")
     w(f"Consume Diff Total: {p.raw_diff_total}\n")
     w(f"Consume Inflight Total: {p.inflight_total}\n")
+
+
+def _lead_cells(r: ProgressRow) -> list[str]:
+    """A row's first five cells, as mqadmin 4.x and 5.x both print them."""
+    return [
+        ljust(front(r.topic, 64), 64),
+        ljust(front(r.broker_name, 32), 32),
+        ljust(r.queue_id, 4),
+        ljust(r.broker_offset, 20),
+        ljust(r.consumer_offset, 20),
+    ]
 
 
 def plain_4x(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: bool = True) -> None:
@@ -84,13 +89,7 @@ def plain_4x(p: GroupProgress, out: TextIO, show_client_ip: bool = False, header
         ip_head = ljust("#Client IP", 20) + " " if show_client_ip else ""
         w("  ".join(ljust(h, n) for h, n in lead) + "  " + ip_head + ljust("#Diff", 20) + "  #LastTime\n")
     for r in p.rows:
-        cells = [
-            ljust(front(r.topic, 64), 64),
-            ljust(front(r.broker_name, 32), 32),
-            ljust(r.queue_id, 4),
-            ljust(r.broker_offset, 20),
-            ljust(r.consumer_offset, 20),
-        ]
+        cells = _lead_cells(r)
         ip = ljust(r.client_ip or "N/A", 20) + " " if show_client_ip else ""
         w("  ".join(cells) + "  " + ip + ljust(r.diff, 20) + "  " + _last_time(r.last_timestamp) + "\n")
     w("\n")
