@@ -17,6 +17,8 @@ class ExitStatus(IntEnum):
     REFUSED = 5
     STORE_DATA = 6
     NOT_AVAILABLE = 7
+    DENIED = 8  # ACL: the broker refused who is asking (authentication or authorization)
+    APPLIED_THEN_FAILED = 9  # a write landed (journalled), then something after it failed: do not retry
     CHECK_FAILED = 10
     INTERRUPTED = 130
 
