@@ -1,0 +1,139 @@
+"""The shape of mqctl's code, as figures (run by hand; issue figures before/after a restructuring):
+
+- lines per layer (cli, ops, backends, ...), the longest modules;
+- the longest functions in mqctl/ (lines, ``def`` to last line) and every function over a limit;
+- parameters of each command function (a function registered as a typer command);
+- import cycles between modules at file level (grimp's graph, every import, lazy ones too).
+
+    python bench/code_shape.py [--limit 60] [--top 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "mqctl"
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _layer(path: Path) -> str:
+    rel = path.relative_to(PKG)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _functions(path: Path) -> list[tuple[str, int, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    tree = ast.parse(path.read_text(), str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            out.append((node.name, (node.end_lineno or node.lineno) - start + 1, node))
+    return out
+
+
+def _command_functions() -> list[tuple[str, str, int]]:
+    """(command, module, parameters) for every function the app registers as a command."""
+    sys.path.insert(0, str(ROOT))
+    from mqctl.cli.app import app  # the real registration, not a guess from names
+
+    out = []
+    for info in app.registered_commands:
+        fn = info.callback
+        if fn is None:
+            continue
+        inner = getattr(fn, "__wrapped__", fn)
+        code = inner.__code__
+        out.append((info.name or fn.__name__, inner.__module__, code.co_argcount + code.co_kwonlyargcount))
+    return out
+
+
+def _cycles() -> list[tuple[str, ...]]:
+    import grimp
+
+    graph = grimp.build_graph("mqctl", include_external_packages=False)
+    modules = sorted(graph.modules)
+    edges = {m: graph.find_modules_directly_imported_by(m) for m in modules}
+    # Tarjan's strongly connected components: any component of 2+ modules is a cycle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    comps: list[tuple[str, ...]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(tuple(sorted(comp)))
+
+    sys.setrecursionlimit(10_000)
+    for m in modules:
+        if m not in index:
+            visit(m)
+    return comps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--limit", type=int, default=60, help="report functions longer than this")
+    ap.add_argument("--top", type=int, default=10)
+    args = ap.parse_args()
+
+    lines: Counter[str] = Counter()
+    sizes = []
+    funcs = []
+    for path in _modules():
+        n = len(path.read_text().splitlines())
+        lines[_layer(path)] += n
+        sizes.append((n, str(path.relative_to(ROOT))))
+        funcs += [
+            (length, f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+            for name, length, node in _functions(path)
+        ]
+    print(
+        "lines per layer: " + ", ".join(f"{k} {v}" for k, v in sorted(lines.items(), key=lambda kv: -kv[1]))
+    )
+    print(f"total {sum(lines.values())} lines in {len(sizes)} modules")
+    print("longest modules: " + ", ".join(f"{p} {n}" for n, p in sorted(sizes, reverse=True)[: args.top]))
+    funcs.sort(reverse=True)
+    print(f"longest function: {funcs[0][1]} ({funcs[0][0]} lines)")
+    over = [f for f in funcs if f[0] > args.limit]
+    print(f"functions over {args.limit} lines: {len(over)}")
+    for length, where in over:
+        print(f"  {length:4d}  {where}")
+    print("command functions (parameters):")
+    for name, module, n in sorted(_command_functions(), key=lambda t: -t[2]):
+        print(f"  {n:3d}  {name} ({module})")
+    cycles = _cycles()
+    print(f"import cycles at file level: {len(cycles)}")
+    for c in cycles:
+        print("  " + " <-> ".join(c))
+
+
+if __name__ == "__main__":
+    main()
