@@ -129,11 +129,15 @@ class Backend(Protocol):
 
     # --- positions in queues (batches) -----------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
-        """The broker's offset for each time (SEARCH_OFFSET_BY_TIMESTAMP), clamped to [min, max]."""
+        """The broker's offset for each time (SEARCH_OFFSET_BY_TIMESTAMP), clamped to [min, max].
+        A search that met a store time that cannot be read raises ``StoreError`` naming the queues
+        and files (the broker would answer from garbage: a zeroed log reads as "every queue at max")."""
         ...
 
     def store_times(self, positions: Sequence[QueueOffset]) -> list[int]:
-        """Store time (epoch ms) of the message at each position; -1 where there is none."""
+        """Store time (epoch ms) of the message at each position; -1 where there is none (outside
+        [min, max), or deleted by retention); ``TIME_UNREADABLE`` (-2) where the message should be
+        there but cannot be read (a damaged store: the backend also warns, naming the file)."""
         ...
 
     def count_tag_matches(

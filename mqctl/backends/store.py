@@ -18,6 +18,7 @@ from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
     RETRY_PREFIX,
+    TIME_UNREADABLE,
     BackendTarget,
     BackendWarning,
     BrokerData,
@@ -152,7 +153,15 @@ class StoreBackend:
         return refs + [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - by_retry.keys())]
 
     def groups_overview(self) -> Sequence[GroupOverview]:
+        self._check_configs()
         return [GroupOverview(ref, self.consume_stats(ref.name)) for ref in self._group_refs()]
+
+    def _check_configs(self) -> None:
+        """Every config file a group's answer rests on is read once per command, even one this
+        answer would not need: a corrupt subscriptionGroup.json with no usable .bak (the broker
+        would start without its groups' settings) is exit 6, not a silently clean answer."""
+        for b in self._brokers.values():
+            _ = b.subscription_groups
 
     # --- per group ---------------------------------------------------------------------------
     def _group_known(self, group: str) -> bool:
@@ -167,6 +176,7 @@ class StoreBackend:
         """GET_CONSUME_STATS over every broker, as the broker computes it: the topic given, else
         every topic the group has committed offsets for (its retry topic included); topics without
         a config on a broker are skipped; every queue 0..readQueueNums-1 gets a row."""
+        self._check_configs()
         if topic is not None and not any(topic in b.topics for b in self._brokers.values()):
             raise NotFoundError(f"topic {topic!r} not found on any broker")
         if not self._group_known(group):
@@ -187,6 +197,7 @@ class StoreBackend:
                 queues += [
                     _queue_stat(b, t, qid, by_queue.get(qid, -1)) for qid in range(cfg.read_queue_nums)
                 ]
+        self._report_damage()
         return ConsumeStats(group, tuple(queues))
 
     def consumer_connection(self, group: str) -> ConsumerConnection:
@@ -207,23 +218,54 @@ class StoreBackend:
         from mqctl.store.timesearch import offset_by_time
 
         legacy = is_legacy(self.rocketmq_version())
-        out = []
+        out, damaged = [], []
         for q in queries:
             b = self._broker(q.queue.broker_name)
             cq = b.queue(q.queue.topic, q.queue.queue_id)
+            before = b.commitlog.damage_reads
             if legacy:
                 from mqctl.store.timesearch4 import offset_by_time_4x
 
                 out.append(offset_by_time_4x(cq, b.commitlog, q.timestamp))
             else:
                 out.append(offset_by_time(cq, b.commitlog, q.timestamp, q.boundary))
+            if b.commitlog.damage_reads > before:
+                damaged.append(q.queue)
+        if damaged:
+            self._refuse_time_search(damaged)
         return out
 
+    def _refuse_time_search(self, damaged: list[MessageQueue]) -> None:
+        """A time search that read a damaged record answers from garbage (zeros read as "no
+        time", which sends a LOWER search to max: the whole backlog skipped): refuse it."""
+        from mqctl.errors import StoreCorruptError
+
+        names = ", ".join(f"{q.broker_name} {q.topic} queue {q.queue_id}" for q in damaged[:5])
+        more = f" and {len(damaged) - 5} more" if len(damaged) > 5 else ""
+        files = {
+            w: r
+            for n in dict.fromkeys(q.broker_name for q in damaged)
+            for w, r in self._brokers[n].commitlog.damage.items()
+        }
+        where = "; ".join(f"{w}: {r}" for w, r in list(files.items())[:2])
+        raise StoreCorruptError(
+            f"cannot search by time: store times of {len(damaged)} queue(s) cannot be read ({names}{more}): "
+            f"commit log damaged: {where}",
+            "a time-based plan (-s, --by-duration) needs the messages' store times; "
+            "--to-earliest, --to-latest, --to-offset and --shift-by do not",
+        )
+
+    def _report_damage(self) -> None:
+        for b in self._brokers.values():
+            b.report_damage()
+
     def store_times(self, positions: Sequence[QueueOffset]) -> list[int]:
-        return [
+        out = [
             self._broker(p.queue.broker_name).store_time(p.queue.topic, p.queue.queue_id, p.offset)
             for p in positions
         ]
+        self._report_damage()
+        return out
 
     def count_tag_matches(
         self,
@@ -298,7 +340,7 @@ def _queue_stat(b: BrokerFiles, topic: str, qid: int, raw: int) -> QueueStat:
         queue=MessageQueue(topic, b.name, qid),
         broker_offset=max(cq.max_offset, 0),
         consumer_offset=consumer,
-        last_timestamp=last if last > 0 else 0,
+        last_timestamp=None if last == TIME_UNREADABLE else max(last, 0),
         min_offset=cq.min_offset,
         committed=raw >= 0,
     )

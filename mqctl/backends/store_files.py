@@ -37,6 +37,7 @@ class BrokerFiles:
         self._by_group: dict[str, dict[str, dict[int, int]]] | None = None
         self._version: int | None = None
         self._version_read = False
+        self._damage_reported: set[str] = set()
 
     @property
     def version(self) -> int | None:
@@ -118,9 +119,26 @@ class BrokerFiles:
         return cq
 
     def store_time(self, topic: str, queue_id: int, offset: int) -> int:
-        """DefaultMessageStore.getMessageStoreTimeStamp: only entries in [min, max) have one; -1 else."""
+        """DefaultMessageStore.getMessageStoreTimeStamp: only entries in [min, max) have one; -1 else.
+
+        An entry in [min, max) points at or above the commit-log min, so its message must be
+        there: when it cannot be read the answer is ``TIME_UNREADABLE``, not -1 (the broker's
+        -1 would read as "no message", and a lag time of 0 would pass every gate)."""
+        from mqctl.model import TIME_UNREADABLE
+        from mqctl.store.commitlog import UNREADABLE
+
         cq = self.queue(topic, queue_id)
         if offset < cq.min_offset or offset >= cq.max_offset:
             return -1
         phys, size, _tags = cq.entry(offset)
-        return self.commitlog.store_timestamp(phys, size)
+        t = self.commitlog.store_time(phys, size)
+        return TIME_UNREADABLE if t == UNREADABLE else max(t, -1)
+
+    def report_damage(self) -> None:
+        """One warning per damaged commit-log file found so far (each file once)."""
+        if self._commitlog is None:
+            return
+        for where, reason in self._commitlog.damage.items():
+            if where not in self._damage_reported:
+                self._damage_reported.add(where)
+                self._warn(f"commit log damaged: {where}: {reason}; store times there are unknown")

@@ -221,6 +221,7 @@ def consumer_progress(
     gates.check_group(result)
     if view is not None:
         progress_watch.gate(view, progress_watch.max_status(over_time))
+    ops.check_times_readable(result)  # a damaged store: exit 6, whatever the gates said
 
 
 def _all_groups(
@@ -237,6 +238,7 @@ def _all_groups(
     _overview(summaries, fmt, sort, headers, backend.kind)
     _overview_failures(summaries)
     gates.check_groups(summaries)
+    ops.check_times_readable(groups=summaries)  # a damaged store: exit 6, whatever the gates said
 
 
 def _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort):  # type: ignore[no-untyped-def]

@@ -11,6 +11,10 @@ PERM_WRITE = 2
 
 RETRY_PREFIX = "%RETRY%"
 
+# Backend.store_times' answer for a message that should exist but cannot be read (a damaged store:
+# a missing or zeroed commit log); -1 is "no message there" by the broker's own rules.
+TIME_UNREADABLE = -2
+
 
 @dataclass(frozen=True, order=False, slots=True)
 class MessageQueue:
@@ -93,7 +97,9 @@ class QueueStat:
     queue: MessageQueue
     broker_offset: int  # next offset to be written (max), clamped >= 0
     consumer_offset: int  # committed offset; "none" reads as 0, as the broker clamps it
-    last_timestamp: int  # store time (ms) of the message at consumer_offset - 1; 0 when none
+    last_timestamp: (
+        int | None
+    )  # store time (ms) of the message at consumer_offset - 1; 0 none, None unreadable
     pull_offset: int | None = None  # max(consumer offset, last pull offset); None: not known (a store, 4.x)
     min_offset: int | None = None  # None when not asked for (live: one more request per topic)
     committed: bool | None = True  # False: the group has no committed offset here; None: unknown

@@ -18,12 +18,13 @@ class ProgressRow:
     broker_offset: int
     consumer_offset: int
     min_offset: int | None  # None when the backend was not asked (live, mqadmin's columns only)
-    last_timestamp: int  # epoch ms of the message at consumerOffset-1, 0 when none
+    last_timestamp: int | None  # epoch ms of the message at consumerOffset-1, 0 when none, None unreadable
     inflight: int = 0
     client_ip: str | None = None
     committed: bool = True  # False when the group has no committed offset for this queue
-    oldest_unconsumed_timestamp: int = 0  # store time of the first unconsumed message, 0 when none
-    lag_ms: int = 0  # now - oldest_unconsumed_timestamp, 0 when nothing is unconsumed
+    oldest_unconsumed_timestamp: int | None = 0  # store time of the first unconsumed message, 0 when none
+    lag_ms: int | None = 0  # now - oldest_unconsumed_timestamp, 0 when nothing is unconsumed
+    # (both None: the message is there but its store time cannot be read: a damaged store)
     matched_diff: int | None = None  # --tags: exact count of unconsumed messages whose tag matches
 
     @property
@@ -44,6 +45,11 @@ class ProgressRow:
     @property
     def queue(self) -> MessageQueue:
         return MessageQueue(self.topic, self.broker_name, self.queue_id)
+
+    @property
+    def time_unknown(self) -> bool:
+        """A store time of this row (last consumed, oldest unconsumed) could not be read."""
+        return self.lag_ms is None or self.last_timestamp is None
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,13 @@ class GroupProgress:
 
     @property
     def max_lag_ms(self) -> int:
-        return max((r.lag_ms for r in self.rows), default=0)
+        """The largest lag time that could be read (``time_unknown`` lists the others)."""
+        return max((r.lag_ms for r in self.rows if r.lag_ms is not None), default=0)
+
+    @property
+    def time_unknown(self) -> list[ProgressRow]:
+        """Rows with a store time that could not be read: gates must not pass on them."""
+        return [r for r in self.rows if r.time_unknown]
 
 
 @dataclass(frozen=True)
@@ -108,3 +120,4 @@ class GroupSummary:
     message_model: str | None = None
     failure: str | None = None  # why the group's stats could not be read
     failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer for this group
+    time_unknown: int = 0  # queues with a store time that could not be read (max_lag_ms is a floor)

@@ -43,7 +43,9 @@ class QueuePoint:
     consumer_offset: int
     pull_offset: int | None = None  # live clusters (the consumer's last pull); None: not known
     committed: bool = True
-    lag_ms: int = 0  # age of the oldest unconsumed message when sampled (0: none or not asked)
+    lag_ms: int | None = (
+        0  # age of the oldest unconsumed message when sampled (0: none or not asked; None: unreadable)
+    )
     min_offset: int | None = None
 
     @property

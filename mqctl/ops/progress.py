@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from mqctl.backends.base import Backend, ProgressCallback
 from mqctl.errors import MqctlError, NotAvailableError
 from mqctl.model import (
+    TIME_UNREADABLE,
     ConsumeStats,
     GroupProgress,
     GroupSummary,
@@ -67,11 +68,16 @@ def rows_from_stats(
     """Rows in mqadmin's order (MessageQueue order) and, with verified tags, the collisions."""
     queues = sorted(stats.queues, key=lambda q: q.queue.sort_key())
     unconsumed = [q for q in queues if _start(q) < q.broker_offset]
-    oldest: dict[MessageQueue, int] = {}
+    oldest: dict[MessageQueue, int | None] = {}
     if lag_time and unconsumed:
         positions = [QueueOffset(q.queue, _start(q)) for q in unconsumed]
         times = _store_times(backend, positions, time_cache)
-        oldest = {q.queue: t for q, t in zip(unconsumed, times) if t > 0}
+        # A time that cannot be read is unknown (None), never 0: "no lag" would pass every gate.
+        oldest = {
+            q.queue: (None if t == TIME_UNREADABLE else t)
+            for q, t in zip(unconsumed, times)
+            if t > 0 or t == TIME_UNREADABLE
+        }
     matched: dict[MessageQueue, int] = {}
     collisions: int | None = None
     if tags is not None:
@@ -96,7 +102,7 @@ def rows_from_stats(
                 client_ip=None if client_ips is None else client_ips.get(q.queue),
                 committed=q.committed is not False,
                 oldest_unconsumed_timestamp=ts,
-                lag_ms=max(now - ts, 0) if ts else 0,
+                lag_ms=None if ts is None else max(now - ts, 0) if ts else 0,
                 matched_diff=matched.get(q.queue) if tags is not None else None,
             )
         )
@@ -204,6 +210,7 @@ def all_groups(
                 message_model=conn.message_model if conn else None,
                 failure=ov.failure,
                 failures=ov.stats.failures if ov.stats is not None else (),
+                time_unknown=len(prog.time_unknown),
             )
         )
         if on_progress is not None:
@@ -230,3 +237,28 @@ def no_rows_reason(progress: GroupProgress, topic: str | None) -> str | None:
         f"group {progress.group} has no committed offsets{where} on any broker: it never consumed, "
         "or it is a pull / broadcasting consumer that keeps its offsets itself; nothing to show"
     )
+
+
+def check_times_readable(progress: GroupProgress | None = None, groups: Sequence[GroupSummary] = ()) -> None:
+    """After the output: a store time that could not be read (a damaged store) is exit 6, so that
+    no gate and no script passes on it (the warnings printed first name the damaged files)."""
+    from mqctl.errors import StoreCorruptError
+
+    hint = "the store's commit log is damaged (see the warnings); its times are shown as unknown"
+    if progress is not None and progress.time_unknown:
+        rows = progress.time_unknown
+        names = ", ".join(f"{r.broker_name} {r.topic} queue {r.queue_id}" for r in rows[:5])
+        more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+        raise StoreCorruptError(
+            f"store times of {len(rows)} queue(s) of group {progress.group} cannot be read: {names}{more}",
+            hint,
+        )
+    bad = [g for g in groups if g.time_unknown]
+    if bad:
+        names = ", ".join(f"{g.group} ({g.time_unknown})" for g in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise StoreCorruptError(
+            f"store times of queues of {len(bad)} group(s) cannot be read: {names}{more}; "
+            "their max lag time is unknown",
+            hint,
+        )

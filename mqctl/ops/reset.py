@@ -155,7 +155,7 @@ def _with_times(backend: Backend, planned: list[tuple[_Queue, int, list[str]]]) 
             t,
             q.mn,
             q.mx,
-            times.get(q.mq, -1),
+            max(times.get(q.mq, -1), -1),  # unreadable (a damaged store, warned) shows as none
             tuple(w),
         )
         for q, t, w in planned

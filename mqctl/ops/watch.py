@@ -271,7 +271,7 @@ def sample_from_doc(doc: Any) -> Sample:
                 _int(q, "consumerOffset"),
                 _int(q, "pullOffset", optional=True),
                 bool(q.get("committed", True)),
-                _int(q, "lagMs", optional=True) or 0,
+                None if "lagMs" in q and q["lagMs"] is None else _int(q, "lagMs", optional=True) or 0,
                 _int(q, "minOffset", optional=True),
             )
         )

@@ -20,14 +20,18 @@ LEGEND = (
 )
 
 
-def _last_time(ts: int) -> str:
-    return "N/A" if ts == 0 else local_datetime(ts)
+def _last_time(ts: int | None) -> str:
+    # mqadmin's own column: the broker sends 0 for a time it could not read, printed N/A.
+    return "N/A" if not ts else local_datetime(ts)
 
 
-def _lag_style(lag: int, lag_ms: int) -> str | None:
+UNKNOWN = "unknown"  # a store time that could not be read (a damaged store), in mqctl's columns
+
+
+def _lag_style(lag: int, lag_ms: int | None) -> str | None:
     if lag == 0:
         return None
-    return "yellow" if lag_ms < LAG_WARN_MS else "red"
+    return "yellow" if lag_ms is not None and lag_ms < LAG_WARN_MS else "red"
 
 
 def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: bool = True) -> None:
@@ -158,7 +162,7 @@ def json_doc(p: GroupProgress, backend: str = "store") -> dict:
             "diff": p.diff_total,
             "inflight": p.inflight_total,
             "consumeTps": p.consume_tps,
-            "maxLagMs": p.max_lag_ms,
+            "maxLagMs": None if p.time_unknown else p.max_lag_ms,
         },
     }
     if p.tags is not None:
@@ -211,8 +215,12 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
                 r.diff,
                 *([r.matched_diff] if with_tags else []),
                 *([r.client_ip or "N/A"] if show_client_ip else []),
-                "-" if r.last_timestamp == 0 else local_datetime_ms(r.last_timestamp),
-                format_duration_ms(r.lag_ms) if r.oldest_unconsumed_timestamp else "-",
+                _table_time(r.last_timestamp),
+                UNKNOWN
+                if r.lag_ms is None
+                else format_duration_ms(r.lag_ms)
+                if r.oldest_unconsumed_timestamp
+                else "-",
             ]
         )
         styles.append(_lag_style(r.lag, r.lag_ms))
@@ -221,6 +229,8 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         + (f", matched total {p.matched_total} ({_expr(p)})" if with_tags else "")
         + (f", max lag time {format_duration_ms(p.max_lag_ms)}" if p.max_lag_ms else "")
     ]
+    if p.time_unknown:
+        footer.append(f"{len(p.time_unknown)} queue(s) with a store time that cannot be read: {UNKNOWN}")
     if p.tag_collisions:
         footer.append(f"{p.tag_collisions} tag-hash matches had a different real tag (hash collisions)")
     if any(styles):
@@ -235,6 +245,10 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         TableSpec(cols, rows, title=f"consumerProgress {p.group}", footer_lines=footer, row_styles=styles),
         out,
     )
+
+
+def _table_time(ts: int | None) -> str:
+    return UNKNOWN if ts is None else "-" if ts == 0 else local_datetime_ms(ts)
 
 
 def _expr(p: GroupProgress) -> str:
@@ -301,7 +315,7 @@ def _group_values(g: GroupSummary) -> dict:
         "model": g.message_model,
         "tps": g.tps,
         "diffTotal": g.diff_total,
-        "maxLagMs": g.max_lag_ms,
+        "maxLagMs": None if g.time_unknown else g.max_lag_ms,
         "queues": g.queues,
         "queuesAboveMax": g.queues_above_max,
         "foundIn": list(g.found_in),
@@ -359,7 +373,7 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
                 name,
                 *([g.clients, version] if live else []),
                 g.diff_total,
-                format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
+                UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
                 *([f"{g.tps or 0.0:.2f}"] if live else []),
                 ", ".join(g.topics),
                 ", ".join(g.brokers),

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLANK_MAGIC",
+    "GONE",
+    "UNREADABLE",
     "offset_msg_id",
     "stored_message",
     "MAGIC_V1",
@@ -39,6 +41,11 @@ __all__ = [
 MAGIC_V1 = 0xDAA320A7
 MAGIC_V2 = 0xDAA320AB
 BLANK_MAGIC = 0xCBD43194
+
+# CommitLog.store_time's answers when there is no time (see there).
+GONE = -1
+UNREADABLE = -2
+_FILLER_SIZE = 0x7FFFFFFF  # the consume queue's filler entry (0, 0x7FFFFFFF, 0): no message
 
 SYSFLAG_POSITION = 36
 BORNHOST_V6_FLAG = 0x10
@@ -212,8 +219,10 @@ def store_timestamp_at(buf: bytes | bytearray | memoryview | mmap.mmap, pos: int
 class CommitLog:
     """Read-only commit log over one or more directories (``storePathCommitLog`` may list several).
 
-    Gaps between segments are tolerated (reads there report "gone"): old segments are deleted
-    from the front, and a reader should degrade like the broker rather than refuse the store.
+    Gaps between segments are tolerated (reads there are damage, see :meth:`store_time`): a
+    reader degrades like the broker, which only logs them (``MappedFileQueue.checkSelf``), rather
+    than refuse the store. Old segments are deleted from the front, so the first one's name is
+    the min: below it a message is gone, not damaged.
     """
 
     def __init__(self, dirs: Sequence[Path]) -> None:
@@ -221,6 +230,9 @@ class CommitLog:
         self._segments: list[Segment] | None = None
         self._by_start: dict[int, Segment] = {}
         self._maps: dict[int, mmap.mmap] = {}
+        # Reads that found damage: how many, and the first reason per file (path -> reason).
+        self.damage_reads = 0
+        self.damage: dict[str, str] = {}
 
     def __enter__(self) -> CommitLog:
         return self
@@ -264,7 +276,8 @@ class CommitLog:
                 with open(seg.path, "rb") as f:
                     mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError) as e:
-                raise StoreCorruptError(f"cannot map commit-log segment {seg.path}: {e}") from e
+                reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+                raise StoreCorruptError(f"cannot map commit-log segment {seg.path}: {reason}") from e
             self._maps[start] = mm
         return mm, phys - start
 
@@ -273,18 +286,50 @@ class CommitLog:
 
         Like the broker's pickupStoreTimestamp: below the commit-log min or in a missing segment
         gives -1; beyond the written data the bytes are zeros, which fail the magic check.
-        ``size`` (the CQ entry's size) must also fit inside the segment.
+        ``size`` (the CQ entry's size) must also fit inside the segment. A -1 that is damage
+        rather than "gone" (see :meth:`store_time`) is also recorded in ``damage``.
         """
+        t = self.store_time(phys, size)
+        return t if t >= 0 else -1
+
+    def store_time(self, phys: int, size: int | None = None) -> int:
+        """Store time of the record a consume-queue entry (``phys``, ``size``) points at, or why not:
+
+        * ``GONE`` (-1): no message by the broker's own rules: below the commit-log min (deleted by
+          retention, which removes segments from the front only), or a filler entry;
+        * ``UNREADABLE`` (-2): damage: the message should be there and is not: no commit log at
+          all, a missing segment in the middle or past the end, zeros or a record that does not
+          parse where the entry points. The file is remembered in ``damage`` (first reason each).
+        """
+        if size is not None and phys == 0 and size == _FILLER_SIZE:
+            return GONE
+        if phys < 0:
+            return self._damaged(phys, None, "a negative physical offset")
+        if self.segments and phys < self.min_offset:
+            return GONE
         found = self._segment_for(phys)
         if found is None:
-            return -1
+            return self._damaged(phys, None, "no commit-log segment holds it")
         mm, pos = found
         if size is not None and (size <= 0 or pos + size > len(mm)):
-            return -1
+            return self._damaged(phys, pos, f"a record of {size} bytes does not fit in the segment")
         try:
             return store_timestamp_at(mm, pos)
-        except StoreCorruptError:
-            return -1
+        except StoreCorruptError as exc:
+            return self._damaged(phys, pos, exc.message)
+
+    def _damaged(self, phys: int, pos: int | None, reason: str) -> int:
+        self.damage_reads += 1
+        size = self.file_size
+        if not size:
+            where = f"{' and '.join(str(d) for d in self.dirs)} (no commit-log segment)"
+        else:
+            start = phys - phys % size
+            seg = self._by_start.get(start)
+            where = str(seg.path) if seg is not None else str(self.dirs[0] / f"{start:020d}") + " (missing)"
+        at = f" at byte {pos}" if pos is not None else ""
+        self.damage.setdefault(where, f"physical offset {phys}{at}: {reason}")
+        return UNREADABLE
 
     def record(self, phys: int, *, check_crc: bool = True) -> MessageRecord:
         found = self._segment_for(phys)

@@ -45,9 +45,53 @@ class QueueOffsetError(StoreError):
     """A queue offset outside the entries the consume queue holds."""
 
 
+# Why an empty consume-queue file is damage: the broker creates a file only to write an entry into
+# it and maps it to its full size at once (DefaultMappedFile.init), so an empty one lost entries.
+_EMPTY_CQ = (
+    "the broker maps a consume-queue file to its full size when it creates it for an entry, so "
+    "entries the commit log holds are missing here and the queue's max offset and lag cannot be read"
+)
+
+
 def list_segments(queue_dir: Path) -> list[Segment]:
-    """The consume-queue segment files of one queue directory (see :func:`find_segments`)."""
-    return find_segments([Path(queue_dir)], CQ_UNIT)
+    """The consume-queue segment files of one queue directory (see :func:`find_segments`).
+
+    Damage, refused with ``StoreCorruptError`` (the broker would read the queue shorter than its
+    commit log, or not at all): a file of another length (MappedFileQueue.doLoad refuses to
+    start), a gap in the names (MappedFileQueue.checkSelf: "data is damaged"), an empty file
+    (see ``_EMPTY_CQ``), and a file before the last whose last slot is not a valid entry
+    (ConsumeQueue.recover stops at the first invalid entry of the last three files and truncates
+    everything after it: a hole there shortens the queue; further back it is lost entries).
+    """
+    segs = find_segments([Path(queue_dir)], CQ_UNIT, empty_last=_EMPTY_CQ)
+    for seg in segs[:-1]:
+        phys, size = _last_slot(seg)
+        if phys < 0 or size <= 0:
+            nxt = seg.end // CQ_UNIT
+            raise StoreCorruptError(
+                f"consume-queue file {seg.path} ends before its successor begins: its last slot "
+                f"(queue offset {nxt - 1}) holds no entry (physical offset {phys}, size {size}) "
+                "although a later file exists; the broker would cut the queue there on restart "
+                "(ConsumeQueue.recover)",
+                hint="the queue's max offset and lag cannot be read from this store",
+            )
+    return segs
+
+
+def _last_slot(seg: Segment) -> tuple[int, int]:
+    """(physical offset, size) of a file's last 20-byte slot, read with one pread."""
+    try:
+        fd = os.open(seg.path, os.O_RDONLY)
+        try:
+            raw = os.pread(fd, CQ_UNIT, seg.size - CQ_UNIT)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise StoreError(f"cannot read consume-queue file {seg.path}: {e.strerror}") from e
+    if len(raw) != CQ_UNIT:
+        raise StoreCorruptError(f"consume-queue file {seg.path} changed size while read")
+    entry = np.frombuffer(raw, dtype=CQ_DTYPE)[0]
+    return int(entry["phys"]), int(entry["size"])
 
 
 def _map_file(seg: Segment) -> mmap.mmap:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import StoreError, StoreUnsupportedError
+from mqctl.store.configread import DENIED_HINT
 
-__all__ = ["StoreLayout"]
+__all__ = ["StoreLayout", "denied_path"]
 
 _EXPECTED = "(expected config/, consumequeue/, commitlog/)"
 
@@ -23,6 +25,17 @@ def _dledger_dirs(root: Path) -> list[Path]:
     return found
 
 
+def denied_path(path: Path) -> Path:
+    """The first directory on the way to ``path`` this process may not search (list and enter),
+    else ``path`` itself: where a permission error really comes from."""
+    parts = path.parts
+    for i in range(1, len(parts)):
+        d = Path(*parts[:i])
+        if d.is_dir() and not os.access(d, os.X_OK | os.R_OK):
+            return d
+    return path
+
+
 @dataclass(frozen=True)
 class StoreLayout:
     """A validated broker store root (``storePathRootDir``) of broker ``name``."""
@@ -34,6 +47,19 @@ class StoreLayout:
     @classmethod
     def open(cls, root: Path, name: str) -> StoreLayout:
         root = Path(root)
+        try:
+            return cls._open(root, name)
+        except OSError as exc:
+            # A permission (chmod 000, another user's store): name the directory that refuses,
+            # not a path inside it that may not even exist.
+            raise StoreError(
+                f"cannot read store {name} ({root}): {denied_path(Path(exc.filename or root))}: "
+                f"{exc.strerror or exc}",
+                hint=DENIED_HINT,
+            ) from None
+
+    @classmethod
+    def _open(cls, root: Path, name: str) -> StoreLayout:
         if not root.is_dir() or not any((root / d).is_dir() for d in ("config", "consumequeue", "commitlog")):
             raise StoreError(
                 f"not a RocketMQ store root: {root} {_EXPECTED}",

@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import FrozenKey, dumps_pretty, loads
 from mqctl.model import MessageQueue, java_string_hash
+from mqctl.store.configread import DENIED_HINT, ConfigUnreadable, read_config_bytes
 
 __all__ = [
     "BROADCAST",
@@ -188,7 +189,9 @@ def decode_consumer_offsets(data: bytes, what: str = CONSUMER_OFFSET_FILE) -> Of
     doc = decode_document(data, what)
     raw_table = doc.get("offsetTable")
     if raw_table is None:
-        raw_table = {}
+        # Every broker writes "offsetTable" (empty: {}); a document without it is not a broker's
+        # consumerOffset.json. The broker would load it as "no offsets", which reads as no lag.
+        raise StoreCorruptError(f"{what}: no offsetTable (not a consumerOffset.json a broker wrote)")
     if not isinstance(raw_table, dict):
         raise StoreCorruptError(f"{what}: offsetTable is not an object")
     offsets: dict[str, dict[int, int]] = {}
@@ -240,12 +243,14 @@ class LoadedConfig(Generic[T]):
 
 
 def _read(path: Path) -> bytes | None:
+    return read_config_bytes(path)
+
+
+def _exists(path: Path) -> bool:
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+        return path.exists()
     except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}", DENIED_HINT) from None
 
 
 def load_config_file(
@@ -267,10 +272,16 @@ def load_config_file(
     bak = path.with_name(path.name + ".bak")
     reason = ""
     for attempt in range(retries + 1):
-        data = _read(path)
+        try:
+            data = _read(path)
+        except ConfigUnreadable as exc:
+            # Not a regular file, or too big: the broker's file2String reads such a file as empty
+            # (a device's length is 0) or fails (>= 2 GiB); either way it loads the .bak.
+            reason = f"unreadable ({exc.why})"
+            break
         if data is None:
             reason = "missing"
-            if not bak.exists():
+            if not _exists(bak):
                 break  # nothing is being rewritten: a fresh store
         elif not data.strip():
             reason = "empty"
@@ -285,7 +296,7 @@ def load_config_file(
     bak_data = _read(bak)
     if bak_data is None or not bak_data.strip():
         state = "missing" if bak_data is None else "empty"
-        if reason.startswith("unparsable"):
+        if reason.startswith(("unparsable", "unreadable")):
             # The file is there but cannot be read: reading it as empty would show "no lag" and
             # pass every gate. (A missing or empty file is a fresh broker: that is empty.)
             raise StoreCorruptError(
@@ -305,7 +316,7 @@ def load_config_file(
             f"{path.name} is {reason} and its backup {bak.name} is corrupt too: {exc.message}",
             hint="the broker would refuse to start on this store; restore the file by hand",
         ) from None
-    return LoadedConfig(value, bak, True, f"{path.name} is {reason}; using {bak.name}, as the broker would")
+    return LoadedConfig(value, bak, True, f"{path.name} is {reason}; using {bak.name}, the broker's fallback")
 
 
 @dataclass(frozen=True)

@@ -150,21 +150,20 @@ def _check_broker_stopped(broker: str, root: Path, force_abort_file: bool) -> No
 
 def _read_current(config_dir: Path, broker: str) -> tuple[bytes | None, Any]:
     """(bytes, OffsetTable) of the live file; refuses anything we could not read cleanly."""
+    from mqctl.store.configread import read_config_bytes
     from mqctl.store.offsets import OffsetTable, decode_consumer_offsets
 
     main = config_dir / OFFSET_FILE
     bak = config_dir / (OFFSET_FILE + ".bak")
-    try:
-        data = main.read_bytes()
-    except FileNotFoundError:
+    # Bounded, regular files only; a file that cannot be read is a StoreError naming it.
+    data = read_config_bytes(main)
+    if data is None:
         if bak.exists() and bak.stat().st_size > 0:
             raise StoreError(
                 f"{broker}: {main} is missing but {bak.name} exists (an interrupted broker write?); "
                 "refusing to write: restore the file first"
-            ) from None
+            )
         return None, OffsetTable()
-    except OSError as exc:
-        raise StoreError(f"{broker}: cannot read {main}: {exc.strerror or exc}") from None
     if not data.strip():
         raise StoreCorruptError(f"{broker}: {main} is empty; refusing to write over it")
     try:

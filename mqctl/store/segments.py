@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mqctl.errors import StoreCorruptError
+from mqctl.errors import StoreCorruptError, StoreError
 
 __all__ = ["Segment", "close_maps", "find_segments"]
 
@@ -32,12 +32,16 @@ class Segment:
         return self.start + self.size
 
 
-def find_segments(dirs: Sequence[Path], unit: int, *, contiguous: bool = True) -> list[Segment]:
+def find_segments(
+    dirs: Sequence[Path], unit: int, *, contiguous: bool = True, empty_last: str | None = None
+) -> list[Segment]:
     """Segment files named by 20 decimal digits across ``dirs``, sorted by start offset.
 
     The segment size is learnt from the files (the broker refuses to start when lengths differ,
-    so we refuse to read such a directory too). Only an empty *last* file is ignored, as the
-    broker deletes it on load. Other names are skipped. Missing directories hold no segments.
+    so we refuse to read such a directory too: MappedFileQueue.doLoad). An empty *last* file is
+    ignored, as the broker deletes it on load, unless ``empty_last`` names what such a file means
+    (then it is damage: ``StoreCorruptError`` with that text). Other names are skipped. Missing
+    directories hold no segments.
     """
     found: dict[int, Path] = {}
     for d in dirs:
@@ -46,13 +50,16 @@ def find_segments(dirs: Sequence[Path], unit: int, *, contiguous: bool = True) -
         except FileNotFoundError:
             continue
         except OSError as e:
-            raise StoreCorruptError(f"cannot list segment directory {d}: {e.strerror}") from e
+            raise StoreError(f"cannot list segment directory {d}: {e.strerror}") from e
         for name in names:
             if not _SEGMENT_NAME.fullmatch(name):
                 continue
             path = Path(d) / name
-            if not path.is_file():
-                continue
+            try:
+                if not path.is_file():
+                    continue
+            except OSError as e:
+                raise StoreError(f"cannot read segment {path}: {e.strerror}") from e
             start = int(name)
             if start in found:
                 raise StoreCorruptError(f"segment {name} exists twice: {found[start]} and {path}")
@@ -60,7 +67,12 @@ def find_segments(dirs: Sequence[Path], unit: int, *, contiguous: bool = True) -
     if not found:
         return []
     starts = sorted(found)
-    sizes = [found[s].stat().st_size for s in starts]
+    try:
+        sizes = [found[s].stat().st_size for s in starts]
+    except OSError as e:
+        raise StoreError(f"cannot read segment {e.filename}: {e.strerror}") from e
+    if sizes[-1] == 0 and empty_last is not None:
+        raise StoreCorruptError(f"segment {found[starts[-1]]} is empty (0 bytes): {empty_last}")
     if sizes[-1] == 0:
         starts.pop()
         sizes.pop()

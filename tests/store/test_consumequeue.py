@@ -51,16 +51,16 @@ def test_list_segments_learns_size_and_sorts(tmp_path: Path) -> None:
 
 def test_list_segments_missing_or_empty_dir(tmp_path: Path) -> None:
     assert list_segments(tmp_path / "nope") == []
-    (tmp_path / seg_name(0)).write_bytes(b"")
-    assert list_segments(tmp_path) == []  # an empty last (only) file is ignored
+    assert list_segments(tmp_path) == []
 
 
-def test_empty_last_file_ignored(tmp_path: Path) -> None:
+def test_empty_last_file_is_damage(tmp_path: Path) -> None:
+    # The broker maps a CQ file to its full size when it creates it for an entry: an empty one
+    # lost entries (tests/store/test_damage.py has the table of segment damage).
     _write(tmp_path, _entries(10))  # two full files
     (tmp_path / seg_name(200)).write_bytes(b"")
-    assert [s.start for s in list_segments(tmp_path)] == [0, 100]
-    with ConsumeQueue(tmp_path) as cq:
-        assert cq.max_offset == 10
+    with pytest.raises(StoreCorruptError, match="empty"):
+        list_segments(tmp_path)
 
 
 @pytest.mark.parametrize(
