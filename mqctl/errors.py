@@ -5,7 +5,9 @@ Only ``mqctl/cli/errors.py`` prints these; everything below the CLI raises them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
+from typing import Protocol
 
 
 class ExitStatus(IntEnum):
@@ -142,3 +144,33 @@ class PartialWriteError(MqctlError):
         super().__init__(message, hint)
         self.applied = applied
         self.exit_status = exit_status
+
+
+class _Failure(Protocol):
+    """What a failed broker is known by (``model.BrokerFailure``; errors import no model)."""
+
+    broker_name: str
+    addr: str | None
+    message: str
+    exit_status: int
+
+
+class BrokersFailedError(MqctlError):
+    """Brokers that did not answer while the command went on without them: one line naming each
+    (once) and what their silence costs (``consequence``), with the exit status their answers
+    mean (the worst of them: 4 when unreachable, 5 when refused ...). Raised after the other
+    brokers' numbers were printed, so a partial answer never ends as a success."""
+
+    def __init__(self, failures: Iterable[_Failure], consequence: str, *, unread_groups: int = 0) -> None:
+        named: dict[str, tuple[str, int]] = {}
+        for f in failures:
+            where = f"{f.broker_name} ({f.addr})" if f.addr else f.broker_name
+            named.setdefault(where, (f.message, int(f.exit_status)))
+        names = "; ".join(f"{b}: {m}" for b, (m, _s) in named.items())
+        text = f"{len(named)} broker(s) did not answer ({names}): {consequence}"
+        if unread_groups:
+            text += f"; {unread_groups} group(s) could not be read at all"
+        super().__init__(text)
+        self.brokers = list(named)
+        statuses = [s for _m, s in named.values()] or [int(ExitStatus.UNREACHABLE)]
+        self.exit_status = ExitStatus(max(statuses))

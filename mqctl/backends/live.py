@@ -209,13 +209,9 @@ class LiveBackend:
         if failures and not queues and len(failures) == len(requests):
             # Every broker failed: exit with what their answers mean (5 when all refused, e.g. 16
             # NO_PERMISSION), the rule of a partly failed command; 4 when none could be reached.
-            from mqctl.errors import ExitStatus
+            from mqctl.errors import BrokersFailedError
 
-            status = ExitStatus(max(f.exit_status for f in failures))
-            text = "; ".join(f"{f.broker_name}: {f.message}" for f in failures)
-            err = UnreachableError(text) if status == ExitStatus.UNREACHABLE else MqctlError(text)
-            err.exit_status = status
-            raise err
+            raise BrokersFailedError(failures, f"no consume stats of group {group}")
         return ConsumeStats(group, tuple(queues), tps, tuple(failures))
 
     def _with_min_offsets(self, stats: ConsumeStats) -> ConsumeStats:

@@ -32,14 +32,14 @@ if TYPE_CHECKING:
 
 
 def _retry_groups(backend: LiveBackend) -> list[str]:
+    from mqctl.model.javaorder import string_order
     from mqctl.remoting.bodies import decode_name_list
-    from mqctl.store.offsets import java_hash_order
 
     addr, resp = backend.net.ns_call(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
     topics = decode_name_list(
         backend.net.ok(resp, addr, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER).body, "topicList"
     )
-    groups = (group_of_retry_topic(t) for t in java_hash_order(topics))
+    groups = (group_of_retry_topic(t) for t in string_order(topics))
     return list(dict.fromkeys(g for g in groups if g))
 
 

@@ -107,9 +107,9 @@ class StoreBackend:
         """Route order, as the name server hands it out: it collects a topic's brokers in a Java
         HashSet of broker names (``RouteInfoManager.pickupTopicRouteData``), so mqadmin visits them
         in that set's iteration order; ties within a hash bucket keep the --store order."""
-        from mqctl.store.offsets import java_hash_order
+        from mqctl.model.javaorder import string_order
 
-        return java_hash_order(self._brokers)
+        return string_order(self._brokers)
 
     def topic_route(self, topic: str) -> TopicRoute:
         datas = []
@@ -137,11 +137,11 @@ class StoreBackend:
         """mqadmin's overview order first: groups of the retry topics, in the Java HashSet order of
         the name server's topic list (a HashMap of capacity 1024 on the server, re-hashed into the
         client's set); then groups only the offset tables know, by name."""
-        from mqctl.store.offsets import java_hash_order
+        from mqctl.model.javaorder import string_order
 
         topics = sorted({t for b in self._brokers.values() for t in b.topics})
         by_retry: dict[str, None] = {}
-        for t in java_hash_order(java_hash_order(topics, 1024)):
+        for t in string_order(string_order(topics, 1024)):
             g = group_of_retry_topic(t)
             if g is not None:
                 by_retry.setdefault(g)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mqctl.cli.errors import warn
-from mqctl.errors import ExitStatus, MqctlError
+from mqctl.errors import BrokersFailedError, MqctlError
 
 if TYPE_CHECKING:
     from mqctl.backends.live import LiveBackend
@@ -113,17 +113,8 @@ def _committed(tables: dict, group: str, mq: Any) -> bool | None:
 
 def _failures(overviews: list) -> MqctlError | None:
     """Brokers that did not answer GET_CONSUME_STATS: the rows are written without theirs, exit 4."""
-    brokers: dict[str, tuple[str, int]] = {}
-    for ov in overviews:
-        for f in ov.stats.failures if ov.stats is not None else ():
-            brokers.setdefault(f"{f.broker_name} ({f.addr})", (f.message, f.exit_status))
-    unread = [ov.ref.name for ov in overviews if ov.failure]
-    if not brokers and not unread:
+    failures = [f for ov in overviews for f in (ov.stats.failures if ov.stats is not None else ())]
+    unread = sum(1 for ov in overviews if ov.failure)
+    if not failures and not unread:
         return None
-    names = "; ".join(f"{b}: {m}" for b, (m, _s) in brokers.items())
-    text = f"{len(brokers)} broker(s) did not answer ({names}): their rows are missing"
-    if unread:
-        text += f"; {len(unread)} group(s) could not be read at all"
-    err = MqctlError(text)
-    err.exit_status = ExitStatus(max([s for _m, s in brokers.values()] or [int(ExitStatus.UNREACHABLE)]))
-    return err
+    return BrokersFailedError(failures, "their rows are missing", unread_groups=unread)

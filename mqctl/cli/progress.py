@@ -42,7 +42,7 @@ from mqctl.cli.progress_watch import (
     WhyOpt,
     WindowOpt,
 )
-from mqctl.errors import CheckFailedError, ExitStatus, MqctlError, UsageError
+from mqctl.errors import BrokersFailedError, CheckFailedError, UsageError
 from mqctl.render import progress as render
 
 HELP = """Query a consumer group's progress: per queue the broker offset (max), the committed consumer
@@ -282,10 +282,7 @@ def _report(result, topic: str | None, fmt: OutputFormat, ip: bool, headers: boo
     )
     if result.failures:
         # The other brokers' rows are printed; never a silently partial answer with exit 0.
-        names = "; ".join(f"{f.broker_name} ({f.addr}): {f.message}" for f in result.failures)
-        err = MqctlError(f"{len(result.failures)} broker(s) did not answer, their rows are missing: {names}")
-        err.exit_status = ExitStatus(max(f.exit_status for f in result.failures))
-        raise err
+        raise BrokersFailedError(result.failures, "their rows are missing")
 
 
 def _overview(summaries, fmt: OutputFormat, sort: str, headers: bool, kind: str) -> None:  # type: ignore[no-untyped-def]
@@ -311,20 +308,10 @@ def _overview(summaries, fmt: OutputFormat, sort: str, headers: bool, kind: str)
 
 def _overview_failures(summaries) -> None:  # type: ignore[no-untyped-def]
     """After the overview: brokers that did not answer make its numbers incomplete (exit 4)."""
-    brokers: dict[str, tuple[str, int]] = {}
-    unread = [g.group for g in summaries if g.failure]
-    for g in summaries:
-        for f in g.failures:
-            brokers.setdefault(f"{f.broker_name} ({f.addr})", (f.message, f.exit_status))
-    if not brokers and not unread:
-        return
-    names = "; ".join(f"{b}: {m}" for b, (m, _s) in brokers.items())
-    text = f"{len(brokers)} broker(s) did not answer ({names}): the groups' numbers above are incomplete"
-    if unread:
-        text += f"; {len(unread)} group(s) could not be read at all"
-    err = MqctlError(text)
-    err.exit_status = ExitStatus(max([s for _m, s in brokers.values()] or [int(ExitStatus.UNREACHABLE)]))
-    raise err
+    failures = [f for g in summaries for f in g.failures]
+    unread = sum(1 for g in summaries if g.failure)
+    if failures or unread:
+        raise BrokersFailedError(failures, "the groups' numbers above are incomplete", unread_groups=unread)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ __all__ = [
     "java_string_hash",
     "message_queue_hash",
     "spread",
+    "string_order",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -93,6 +94,13 @@ def hashset_order(
     keys = list(dict.fromkeys(items))
     cap = _capacity_for(len(keys), _table_size_for(initial_capacity), resize_at_equal=False)
     return [keys[i] for i in _by_bucket(keys, hash_fn, cap)]
+
+
+def string_order(keys: Iterable[str], initial_capacity: int = DEFAULT_CAPACITY) -> list[str]:
+    """Iteration order of a ``HashSet<String>``/``HashMap<String, ?>`` filled one key at a time:
+    the broker derives its tables into fresh maps at every persist, and mqadmin decodes name lists
+    into HashSets, so their orders are a pure function of the strings."""
+    return hashset_order(keys, java_string_hash, initial_capacity)
 
 
 def hashmap_order(

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import FrozenKey, dumps_pretty, loads
-from mqctl.model import MessageQueue, java_string_hash
+from mqctl.model import MessageQueue
+from mqctl.model.javaorder import string_order
 from mqctl.store.configread import DENIED_HINT, ConfigUnreadable, read_config_bytes
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "decode_client_offsets",
     "decode_consumer_offsets",
     "encode_consumer_offsets",
-    "java_hash_order",
     "load_config_file",
     "load_consumer_offsets",
     "split_offset_key",
@@ -75,29 +75,6 @@ def decode_document(data: bytes, what: str) -> dict[Any, Any]:
     if not isinstance(doc, dict):
         raise StoreCorruptError(f"{what}: top level is not a JSON object")
     return doc
-
-
-def java_hash_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
-    """Iteration order of a ``java.util.HashMap``/``HashSet`` holding ``keys`` (inserted in order).
-
-    The broker derives ``groupTopicMap`` into fresh HashMap(128)/HashSet(8) instances at every
-    persist, so its order is a pure function of the strings; emulating it makes our output
-    byte-identical to the broker's. Buckets are ``(h ^ h>>>16) & (capacity-1)`` after all
-    resizes (threshold 0.75); a resize keeps the relative order inside a bucket.
-    """
-    unique = list(dict.fromkeys(keys))
-    capacity = 1
-    while capacity < initial_capacity:
-        capacity <<= 1
-    while len(unique) > capacity * 3 // 4:
-        capacity <<= 1
-
-    def bucket(s: str) -> int:
-        h = java_string_hash(s) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    # sorted() is stable, so insertion order is kept within a bucket, as in Java's chains.
-    return sorted(unique, key=bucket)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +191,7 @@ def _group_topic_map(offsets: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
             parts.pop()  # Java's split drops trailing empty strings
         if len(parts) == 2:
             by_group.setdefault(parts[1], []).append(parts[0])
-    return {g: tuple(java_hash_order(by_group[g], 8)) for g in java_hash_order(by_group, 128)}
+    return {g: tuple(string_order(by_group[g], 8)) for g in string_order(by_group, 128)}
 
 
 def encode_consumer_offsets(table: OffsetTable) -> bytes:

@@ -16,6 +16,7 @@ from mqctl.model.javaorder import (
     java_string_hash,
     message_queue_hash,
     spread,
+    string_order,
 )
 
 
@@ -112,3 +113,14 @@ def test_putall_accumulates_and_resizes() -> None:
 
 def test_putall_of_nothing_is_empty() -> None:
     assert hashmap_putall_order([[], []], ident) == []
+
+
+def test_string_order_is_a_hashset_of_strings() -> None:
+    # The order fastjson printed in spec 2.2 (a real HashSet(8)): TopicTest falls in bucket 1
+    # (hash -1902610879), %RETRY%GroupA in bucket 5 (hash -105794748), whatever the insertion order.
+    assert string_order(["%RETRY%GroupA", "TopicTest"], 8) == ["TopicTest", "%RETRY%GroupA"]
+    # "Aa" and "BB" share a bucket: insertion order is kept.
+    assert string_order(["BB", "Aa"]) == ["BB", "Aa"]
+    assert string_order(["Aa", "BB"]) == ["Aa", "BB"]
+    # Small single-char strings: hash = code point, so buckets ascend ("a"=97 -> 1, "b" -> 2 ...).
+    assert string_order(["c", "a", "b"]) == ["a", "b", "c"]

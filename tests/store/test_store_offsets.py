@@ -16,7 +16,6 @@ from mqctl.store.offsets import (
     decode_client_offsets,
     decode_consumer_offsets,
     encode_consumer_offsets,
-    java_hash_order,
     load_consumer_offsets,
     split_offset_key,
 )
@@ -70,17 +69,6 @@ def test_encode_empty_manager() -> None:
     t = OffsetTable(data_version={"counter": 0, "stateVersion": 0, "timestamp": 1})
     assert encode_consumer_offsets(t) == EMPTY_5X
     assert decode_consumer_offsets(EMPTY_5X) == t
-
-
-def test_java_hash_order() -> None:
-    # The order fastjson printed in spec 2.2 (a real HashSet(8)): TopicTest falls in bucket 1
-    # (hash -1902610879), %RETRY%GroupA in bucket 5 (hash -105794748), whatever the insertion order.
-    assert java_hash_order(["%RETRY%GroupA", "TopicTest"], 8) == ["TopicTest", "%RETRY%GroupA"]
-    # "Aa" and "BB" share a bucket: insertion order is kept.
-    assert java_hash_order(["BB", "Aa"]) == ["BB", "Aa"]
-    assert java_hash_order(["Aa", "BB"]) == ["Aa", "BB"]
-    # Small single-char strings: hash = code point, so buckets ascend ("a"=97 -> 1, "b" -> 2 ...).
-    assert java_hash_order(["c", "a", "b"]) == ["a", "b", "c"]
 
 
 def test_decode_4x_lenient() -> None:
