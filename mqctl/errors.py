@@ -149,10 +149,14 @@ class PartialWriteError(MqctlError):
 class _Failure(Protocol):
     """What a failed broker is known by (``model.BrokerFailure``; errors import no model)."""
 
-    broker_name: str
-    addr: str | None
-    message: str
-    exit_status: int
+    @property
+    def broker_name(self) -> str: ...
+    @property
+    def addr(self) -> str | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def exit_status(self) -> int: ...
 
 
 class BrokersFailedError(MqctlError):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from mqctl.model import (
+        BackendKind,
         BackendTarget,
         BackendWarning,
         ConsumerConnection,
@@ -66,7 +67,7 @@ class OffsetWrite(Protocol):
 
 
 class Backend(Protocol):
-    kind: str  # "store" | "live"
+    kind: BackendKind  # where the answers come from, and so what it can know
 
     def __enter__(self) -> Backend: ...
     def __exit__(self, *exc: object) -> None: ...

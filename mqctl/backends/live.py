@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from mqctl.backends.live_net import LiveNet
 from mqctl.errors import MqctlError, NotFoundError, UnreachableError
-from mqctl.model import RETRY_PREFIX, BackendTarget, BackendWarning, BrokerFailure, ConsumeStats
+from mqctl.model import RETRY_PREFIX, BackendKind, BackendTarget, BackendWarning, BrokerFailure, ConsumeStats
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 Request = tuple[str, int, Mapping[str, object]]  # (broker name, request code, header fields)
@@ -52,7 +52,7 @@ class LiveBackend:
     ``timeout`` bounds the whole command (an overall deadline), ``request_timeout`` each request.
     """
 
-    kind = "live"
+    kind = BackendKind.LIVE
 
     def __init__(
         self,
@@ -117,7 +117,7 @@ class LiveBackend:
 
     # --- about the backend ---------------------------------------------------------------
     def target(self) -> BackendTarget:
-        return BackendTarget("live", namesrv=self.namesrv)
+        return BackendTarget(BackendKind.LIVE, namesrv=self.namesrv)
 
     def protected_paths(self) -> Sequence[Path]:
         return []

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.errors import NotAvailableError, UsageError
-from mqctl.model import BackendTarget
+from mqctl.model import BackendKind, BackendTarget
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -29,7 +29,7 @@ class BackendOptions:
 
 def open_backend(target: BackendTarget, options: BackendOptions | None = None) -> Backend:
     opts = options or BackendOptions()
-    if target.kind == "store":
+    if target.kind is BackendKind.STORE:
         from mqctl.backends.store import StoreBackend
 
         return StoreBackend(
@@ -37,7 +37,7 @@ def open_backend(target: BackendTarget, options: BackendOptions | None = None) -
             ignore_abort_file=opts.ignore_abort_file,
             version=opts.version,
         )
-    if target.kind == "live" and target.namesrv:
+    if target.kind is BackendKind.LIVE and target.namesrv:
         from mqctl.backends.live import LiveBackend
 
         creds = None

@@ -19,6 +19,7 @@ from mqctl.model import (
     FOUND_RETRY_TOPIC,
     RETRY_PREFIX,
     TIME_UNREADABLE,
+    BackendKind,
     BackendTarget,
     BackendWarning,
     BrokerData,
@@ -57,7 +58,7 @@ class StoreBackend:
     while the broker holds its lock); reads never look at it.
     """
 
-    kind = "store"
+    kind = BackendKind.STORE
 
     def __init__(
         self, stores: Mapping[str, Path], *, ignore_abort_file: bool = False, version: int | None = None
@@ -86,7 +87,7 @@ class StoreBackend:
 
     # --- about the backend ---------------------------------------------------------------
     def target(self) -> BackendTarget:
-        return BackendTarget("store", tuple((n, str(p.resolve())) for n, p in self._roots.items()))
+        return BackendTarget(BackendKind.STORE, tuple((n, str(p.resolve())) for n, p in self._roots.items()))
 
     def protected_paths(self) -> list[Path]:
         """The store roots: mqctl writes there only through the safe offset write."""

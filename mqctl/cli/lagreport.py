@@ -255,7 +255,7 @@ def lag_report(
         return status_command(history, window, now_ms, (out, dataset_format.value, overwrite, top), fmt,
                        (master, driver_memory, verbose), bool(store or namesrv))  # fmt: skip
     target = cluster_target(store, profile, namesrv)
-    if target.kind != "store" and subscriptions is not None:
+    if not target.kind.reads_files and subscriptions is not None:
         raise UsageError(
             "--subscriptions needs stores: live, matchedDiff would read every unconsumed "
             "ConsumeQueue unit over the network",
@@ -271,7 +271,7 @@ def lag_report(
     }
     common |= {"top": top, "history": history}
     failure: MqctlError | None = None
-    if target.kind == "store":
+    if target.kind.reads_files:
         job = _store_job(target, subscriptions, cq_read, common)
     else:
         live = LiveOptions(timeout, access_key, secret_key, tls, tls_insecure)

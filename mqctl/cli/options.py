@@ -153,21 +153,21 @@ def parse_store_specs(specs: list[str]) -> dict[str, Path]:
 def cluster_target(store: list[str] | None, profile: str | None, namesrv: str | None) -> BackendTarget:
     """The cluster the user named: --store, else -n, else --profile, else $NAMESRV_ADDR (as
     mqadmin reads it), else the config file's default profile."""
-    from mqctl.model import BackendTarget
+    from mqctl.model import BackendKind, BackendTarget
 
     if store and namesrv:
         raise UsageError("-n/--namesrvAddr and --store name two different clusters: give one of them")
     if store:
-        return BackendTarget("store", tuple((n, str(p)) for n, p in parse_store_specs(store).items()))
+        return BackendTarget(BackendKind.STORE, tuple((n, str(p)) for n, p in parse_store_specs(store).items()))
     if namesrv:
-        return BackendTarget("live", namesrv=namesrv.strip())
+        return BackendTarget(BackendKind.LIVE, namesrv=namesrv.strip())
     if not profile and os.environ.get("NAMESRV_ADDR", "").strip():
-        return BackendTarget("live", namesrv=os.environ["NAMESRV_ADDR"].strip())
+        return BackendTarget(BackendKind.LIVE, namesrv=os.environ["NAMESRV_ADDR"].strip())
     prof = _profile(profile)
     if prof.stores:
-        return BackendTarget("store", tuple((n, str(p)) for n, p in prof.stores.items()))
+        return BackendTarget(BackendKind.STORE, tuple((n, str(p)) for n, p in prof.stores.items()))
     if prof.namesrv:
-        return BackendTarget("live", namesrv=prof.namesrv)
+        return BackendTarget(BackendKind.LIVE, namesrv=prof.namesrv)
     raise UsageError(
         f"profile {prof.name!r} names no cluster",
         'add a [profiles.NAME.stores] table or namesrv = "host:9876"',

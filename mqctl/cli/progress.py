@@ -201,7 +201,7 @@ def consumer_progress(
         if group is None:
             return _all_groups(backend, bar, gates, fmt, sort, not no_headers, now_ms)
         # plain is mqadmin's columns only: live, that is one request per broker and no more.
-        detail = fmt is not OutputFormat.plain or backend.kind == "store" or gates.max_lag_ms is not None
+        detail = fmt is not OutputFormat.plain or backend.kind.reads_files or gates.max_lag_ms is not None
         result = ops.group_progress(
             backend,
             group,
@@ -231,7 +231,7 @@ def _all_groups(
     from mqctl.ops import progress as ops
 
     # Lag time costs two requests per lagging queue live: only when a gate needs it.
-    lag_time = backend.kind == "store" or gates.max_lag_ms is not None
+    lag_time = backend.kind.reads_files or gates.max_lag_ms is not None
     summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update, lag_time=lag_time)
     for w in backend.take_warnings():
         warn(str(w))

@@ -127,7 +127,7 @@ def watch(
     assert f.watch is not None
     interval = interval_s(f.watch)
     limit = max_status(f)
-    if target.kind == "store":
+    if target.kind.reads_files:
         warn(STORE_NOTE)
     sampler = Sampler(f, group, topic, target, options)
     if f.history is not None:

@@ -106,7 +106,7 @@ class JournalRecord:
             "note": self.note,
             "backend": self.target.kind,
         }
-        if self.target.kind == "store":
+        if self.target.kind.reads_files:
             doc["stores"] = dict(self.target.stores)
         else:
             doc["namesrv"] = self.target.namesrv

@@ -4,6 +4,7 @@ backend (BackendTarget, BackendWarning). The types nearly every command needs.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 PERM_READ = 4
 
@@ -169,16 +170,40 @@ class OffsetChange:
     after: int
 
 
+class BackendKind(str, Enum):
+    """Where a backend's answers come from, and so what it can know. A ``str`` enum: journals,
+    plans and samples record the value ("store", "live")."""
+
+    STORE = "store"  # a broker's files: no clients, TPS or pull offsets; cheap lag times
+    LIVE = "live"  # a running cluster: clients, TPS and pull offsets; lag times cost requests
+
+    @property
+    def reads_files(self) -> bool:
+        """Answers come from files on this machine (flushed by the broker every ~5 s)."""
+        return self is BackendKind.STORE
+
+    @property
+    def knows_runtime(self) -> bool:
+        """It knows what lives only in a running broker's memory: clients, TPS, pull offsets."""
+        return self is BackendKind.LIVE
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True, slots=True)
 class BackendTarget:
     """Which cluster a backend reads: enough to open it again (a journal records it for undo)."""
 
-    kind: str  # "store" | "live"
+    kind: BackendKind
     stores: tuple[tuple[str, str], ...] = ()  # store: (broker name, store root)
     namesrv: str | None = None  # live: "host:port;host:port"
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", BackendKind(self.kind))  # "store" from a journal or a plan
+
     def describe(self) -> str:
-        if self.kind == "store":
+        if self.kind.reads_files:
             return ", ".join(f"{n}={p}" for n, p in self.stores)
         return f"name server {self.namesrv}"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import NotFoundError, PartialWriteError, StoreError, UsageError
-from mqctl.model import JOURNAL_SCHEMA, BackendTarget, JournalRecord, MessageQueue, OffsetChange
+from mqctl.model import JOURNAL_SCHEMA, BackendKind, BackendTarget, JournalRecord, MessageQueue, OffsetChange
 
 if TYPE_CHECKING:
     from mqctl.backends.base import OffsetWrite
@@ -51,7 +51,7 @@ def _from_json(doc: Any, path: Path) -> JournalRecord:
         stores = doc.get("stores")
         if not isinstance(stores, dict) or not all(isinstance(v, str) for v in stores.values()):
             raise ValueError("no stores")
-        target = BackendTarget("store", tuple(stores.items()))
+        target = BackendTarget(BackendKind.STORE, tuple(stores.items()))
     else:
         target = BackendTarget(kind, namesrv=str(doc.get("namesrv") or ""))
     return JournalRecord(

@@ -40,6 +40,7 @@ from mqctl.model import (
     S_WARN,
     SAMPLE_SCHEMA,
     STATUSES,
+    BackendKind,
     GroupProgress,
     MessageQueue,
     QueuePoint,
@@ -55,15 +56,18 @@ from mqctl.model import (
 Series = Sequence[tuple[int, QueuePoint]]
 
 
-def sample_from_progress(progress: GroupProgress, backend: str, topic: str | None = None) -> Sample:
+def sample_from_progress(
+    progress: GroupProgress, backend: BackendKind | str, topic: str | None = None
+) -> Sample:
     """One consumerProgress result as a sample. A store knows no pull offsets (None); live, the
     pull offset is the committed offset plus the inflight messages."""
+    kind = BackendKind(backend)
     points = tuple(
         QueuePoint(
             queue=r.queue,
             broker_offset=r.broker_offset,
             consumer_offset=r.consumer_offset,
-            pull_offset=None if backend == "store" else r.consumer_offset + r.inflight,
+            pull_offset=r.consumer_offset + r.inflight if kind.knows_runtime else None,
             committed=r.committed,
             lag_ms=r.lag_ms,
             min_offset=r.min_offset,
@@ -71,7 +75,7 @@ def sample_from_progress(progress: GroupProgress, backend: str, topic: str | Non
         for r in progress.rows
     )
     missing = tuple(dict.fromkeys(f.broker_name for f in progress.failures))
-    return Sample(progress.group, progress.now_ms, points, missing, backend, topic)
+    return Sample(progress.group, progress.now_ms, points, missing, kind.value, topic)
 
 
 def worst(statuses: Iterable[str]) -> str:

@@ -18,6 +18,7 @@ from mqctl.errors import NotAvailableError, NotFoundError, RefusedError
 from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
+    BackendKind,
     BackendTarget,
     BackendWarning,
     BrokerData,
@@ -57,7 +58,7 @@ class Queue:
 
 
 class MemoryBackend:
-    kind = "memory"
+    kind = BackendKind.LIVE  # answers what a running cluster knows (clients, TPS, pull offsets)
 
     def __init__(
         self,
@@ -95,7 +96,7 @@ class MemoryBackend:
 
     # --- about the backend ---------------------------------------------------------------
     def target(self) -> BackendTarget:
-        return BackendTarget("memory")
+        return BackendTarget(BackendKind.LIVE, namesrv="memory")
 
     def protected_paths(self) -> Sequence[Path]:
         return []
