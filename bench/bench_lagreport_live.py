@@ -159,7 +159,7 @@ def setup(ns: str, args: argparse.Namespace) -> dict[str, float]:
 
 def _fetch(ns: str, lag_time: bool) -> dict[str, Any]:
     from mqctl.backends.live import LiveBackend
-    from mqctl.cli.lagreport_fetch import live_snapshot
+    from mqctl.pipeline.lagreport import live_snapshot
 
     w0, c0 = time.perf_counter(), time.process_time()
     with LiveBackend(ns, timeout=600, request_timeout=60) as be:

@@ -39,8 +39,12 @@ def _functions(path: Path) -> list[tuple[str, int, ast.FunctionDef | ast.AsyncFu
     return out
 
 
-def _command_functions() -> list[tuple[str, str, int]]:
-    """(command, module, parameters) for every function the app registers as a command."""
+def _command_functions() -> list[tuple[str, str, int, int, int]]:
+    """(command, module, parameters of its own, flags in all, lines of its function) for every
+    function the app registers as a command. Flag blocks (cli/blocks.py) reach the function as one
+    object each: its own parameters are the flags it declares itself."""
+    import inspect
+
     sys.path.insert(0, str(ROOT))
     from mqctl.cli.app import app  # the real registration, not a guess from names
 
@@ -49,9 +53,13 @@ def _command_functions() -> list[tuple[str, str, int]]:
         fn = info.callback
         if fn is None:
             continue
-        inner = getattr(fn, "__wrapped__", fn)
-        code = inner.__code__
-        out.append((info.name or fn.__name__, inner.__module__, code.co_argcount + code.co_kwonlyargcount))
+        inner = inspect.unwrap(fn)
+        params = inspect.signature(inner).parameters.values()
+        own = [p for p in params if p.kind is not p.KEYWORD_ONLY or p.default is not p.empty]
+        total = len(inspect.signature(fn).parameters)
+        src, start = inspect.getsourcelines(inner)
+        body = len(src) - next(i for i, line in enumerate(src) if line.lstrip().startswith("def "))
+        out.append((info.name or inner.__name__, inner.__module__, len(own), total, body))
     return out
 
 
@@ -126,9 +134,9 @@ def main() -> None:
     print(f"functions over {args.limit} lines: {len(over)}")
     for length, where in over:
         print(f"  {length:4d}  {where}")
-    print("command functions (parameters):")
-    for name, module, n in sorted(_command_functions(), key=lambda t: -t[2]):
-        print(f"  {n:3d}  {name} ({module})")
+    print("command functions (own parameters / flags in all / lines):")
+    for name, module, own, total, body in sorted(_command_functions(), key=lambda t: -t[2]):
+        print(f"  {own:3d} / {total:3d} / {body:3d}  {name} ({module})")
     cycles = _cycles()
     print(f"import cycles at file level: {len(cycles)}")
     for c in cycles:

@@ -85,6 +85,13 @@ class Backend(Protocol):
         """Warnings raised since the last call (each is returned once, for the CLI to print)."""
         ...
 
+    def refresh(self) -> None:
+        """Start a new round of questions on the same backend (a sampler, before each sample):
+        forget answers that can change (a store re-reads its files; a live cluster its groups'
+        configs, and its routes once they are ``ROUTE_TTL_S`` old) and give the round a fresh
+        deadline. Connections are kept."""
+        ...
+
     def rocketmq_version(self) -> int | None:
         """The brokers' MQVersion ordinal (the lowest when they differ; None when unknown): the
         one the user named, else live from the answers' headers, a store from its files. It picks
@@ -108,9 +115,11 @@ class Backend(Protocol):
         """Every subscription group of one broker (subscriptionGroup.json / 201)."""
         ...
 
-    def groups_overview(self) -> Sequence[GroupOverview]:
+    def groups_overview(self, *, detail: bool = False) -> Sequence[GroupOverview]:
         """Every group mqadmin's overview lists (through its retry topic) and those only the
-        offset or subscription tables know, in mqadmin's order, each with its consume stats."""
+        offset or subscription tables know, in mqadmin's order, each with its consume stats.
+        ``detail`` (the fleet question, lagReport's): each queue's min offset and whether the
+        group has a committed offset there, in a few more requests per broker, not per group."""
         ...
 
     # --- per group ---------------------------------------------------------------------

@@ -22,6 +22,10 @@ from mqctl.remoting.codes import RequestCode, ResponseCode
 
 Request = tuple[str, int, Mapping[str, object]]  # (broker name, request code, header fields)
 
+# How long a route stays known across the rounds of a long-running sampler: the Java client
+# polls the name server for its routes every 30 s (pollNameServerInterval).
+ROUTE_TTL_S = 30.0
+
 if TYPE_CHECKING:
     from mqctl.backends.base import OffsetWrite, ProgressCallback
     from mqctl.model import (
@@ -95,6 +99,15 @@ class LiveBackend:
     def __exit__(self, *exc: object) -> None:
         if self._client is not None:
             self._client.close()
+
+    def refresh(self) -> None:
+        """A new round on the kept connections: a fresh overall deadline, the groups' and topics'
+        configs asked again, routes and the cluster's brokers again once ``ROUTE_TTL_S`` old."""
+        assert self._client is not None, "use the backend as a context manager"
+        self._client.deadline = time.monotonic() + self._timeout
+        self._configs.clear()
+        self._groups.clear()
+        self.net.forget_routes(older_than=ROUTE_TTL_S)
 
     @property
     def net(self) -> LiveNet:
@@ -271,10 +284,10 @@ class LiveBackend:
         (resp,) = self._ask_ok([(brokers[0].broker_name, RequestCode.GET_CONSUMER_RUNNING_INFO, fields)])
         return decode_running_info(resp.body, client_id)
 
-    def groups_overview(self) -> Sequence[GroupOverview]:
+    def groups_overview(self, *, detail: bool = False) -> Sequence[GroupOverview]:
         from mqctl.backends.live_groups import overview
 
-        return overview(self)
+        return overview(self, detail=detail)
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

@@ -22,6 +22,7 @@ from mqctl.model import (
     ConsumerConnection,
     GroupOverview,
     GroupRef,
+    MessageQueue,
     group_of_retry_topic,
     is_system_group,
 )
@@ -43,9 +44,15 @@ def _retry_groups(backend: LiveBackend) -> list[str]:
     return list(dict.fromkeys(g for g in groups if g))
 
 
-def _table_groups(backend: LiveBackend, brokers: list[str]) -> tuple[set[str], set[str], dict[str, str]]:
-    """Groups with committed offsets, groups with a subscription config (on any broker), and the
-    brokers that did not answer (their groups may be missing: the caller says so)."""
+Tables = dict[str, dict[str, dict[int, int]]]  # broker -> "topic@group" -> queue id -> offset
+
+
+def _table_groups(
+    backend: LiveBackend, brokers: list[str]
+) -> tuple[set[str], set[str], dict[str, str], Tables]:
+    """Groups with committed offsets, groups with a subscription config (on any broker), the
+    brokers that did not answer (their groups may be missing: the caller says so), and each
+    answering broker's offset table."""
     from mqctl.remoting.bodies import decode_consumer_offsets_body, decode_subscription_groups_body
     from mqctl.store.offsets import COMMITTED, split_offset_key
 
@@ -54,41 +61,47 @@ def _table_groups(backend: LiveBackend, brokers: list[str]) -> tuple[set[str], s
     with_offsets: set[str] = set()
     with_config: set[str] = set()
     dead: dict[str, str] = {}
+    tables: Tables = {}
     for (b, code, _f), r in zip(requests, backend.ask(requests)):
         if isinstance(r, MqctlError):
             dead.setdefault(b, r.message)
             continue
+        if code == RequestCode.GET_ALL_CONSUMER_OFFSET and r.code == ResponseCode.SUCCESS:
+            tables[b] = {}
         if r.code != ResponseCode.SUCCESS or not r.body:
             continue  # "No consumer offset in this broker" and kin: nothing to add
         if code == RequestCode.GET_ALL_CONSUMER_OFFSET:
-            for key in decode_consumer_offsets_body(r.body):
+            tables[b] = decode_consumer_offsets_body(r.body)
+            for key in tables[b]:
                 parts = split_offset_key(key)
                 if parts is not None and parts[2] == COMMITTED:
                     with_offsets.add(parts[1])
         else:
             with_config.update(decode_subscription_groups_body(r.body))
-    return with_offsets, {g for g in with_config if not is_system_group(g)}, dead
+    return with_offsets, {g for g in with_config if not is_system_group(g)}, dead, tables
 
 
-def _refs(backend: LiveBackend, brokers: list[str]) -> tuple[list[GroupRef], dict[str, str]]:
+def _refs(backend: LiveBackend, brokers: list[str]) -> tuple[list[GroupRef], dict[str, str], Tables]:
     retry = _retry_groups(backend)
-    with_offsets, with_config, dead = _table_groups(backend, brokers)
+    with_offsets, with_config, dead, tables = _table_groups(backend, brokers)
     refs = [
         GroupRef(g, (FOUND_RETRY_TOPIC, FOUND_OFFSETS) if g in with_offsets else (FOUND_RETRY_TOPIC,))
         for g in retry
     ]
     refs += [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - set(retry))]
     refs += [GroupRef(g, (FOUND_SUBSCRIPTION,)) for g in sorted(with_config - set(retry) - with_offsets)]
-    return refs, dead
+    return refs, dead, tables
 
 
-def overview(backend: LiveBackend) -> list[GroupOverview]:
+def overview(backend: LiveBackend, *, detail: bool = False) -> list[GroupOverview]:
     """Every group with its stats merged over every broker. A broker that does not answer is a
-    failure of every group's stats (so the command cannot end as if the numbers were whole)."""
+    failure of every group's stats (so the command cannot end as if the numbers were whole).
+    ``detail``: each queue's min offset too (one GET_TOPIC_STATS_INFO per broker and topic) and
+    whether the group has a committed offset there (the offset tables already read)."""
     from mqctl.remoting.bodies import decode_consumer_connection
 
     brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
-    refs, dead = _refs(backend, brokers)
+    refs, dead, tables = _refs(backend, brokers)
     alive = [b for b in brokers if b not in dead] or brokers
     stats_requests: list[list[Request]] = [
         [(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": r.name}) for b in brokers] for r in refs
@@ -112,4 +125,27 @@ def overview(backend: LiveBackend) -> list[GroupOverview]:
         if not isinstance(c, MqctlError) and c.code == ResponseCode.SUCCESS and c.body:
             conn = decode_consumer_connection(c.body, ref.name)
         out.append(GroupOverview(ref, stats, conn, failure))
+    return _detailed(backend, out, tables) if detail else out
+
+
+def _detailed(backend: LiveBackend, overviews: list[GroupOverview], tables: Tables) -> list[GroupOverview]:
+    """Min offsets (None where a broker did not answer: a warning says so) and committed flags
+    (None where a broker's offset table could not be read) filled into every queue."""
+    from dataclasses import replace
+
+    mins = backend.min_offsets([q.queue for ov in overviews if ov.stats for q in ov.stats.queues])
+    out = []
+    for ov in overviews:
+        if ov.stats is not None:
+            queues = tuple(
+                replace(q, min_offset=mins.get(q.queue), committed=_committed(tables, ov.ref.name, q.queue))
+                for q in ov.stats.queues
+            )
+            ov = replace(ov, stats=replace(ov.stats, queues=queues))
+        out.append(ov)
     return out
+
+
+def _committed(tables: Tables, group: str, mq: MessageQueue) -> bool | None:
+    table = tables.get(mq.broker_name)
+    return None if table is None else mq.queue_id in table.get(f"{mq.topic}@{group}", {})

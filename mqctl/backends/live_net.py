@@ -8,6 +8,7 @@ Java client does); a name server that answers, answers for all (an error code is
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,14 @@ class LiveNet:
         self.versions: dict[str, int] = {}  # address -> the responder's MQVersion ordinal
         self._routes: dict[str, TopicRoute | NotFoundError] = {}
         self._cluster: ClusterInfo | None = None
+        self._known_since = time.monotonic()
+
+    def forget_routes(self, *, older_than: float = 0.0) -> None:
+        """Routes and the cluster's brokers are asked again (when learnt ``older_than`` s ago)."""
+        if time.monotonic() - self._known_since >= older_than:
+            self._routes.clear()
+            self._cluster = None
+            self._known_since = time.monotonic()
 
     # --- requests ------------------------------------------------------------------------
     def call_many(self, calls: Sequence[Call]) -> list[RemotingCommand | MqctlError]:

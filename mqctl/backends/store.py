@@ -78,6 +78,13 @@ class StoreBackend:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
+    def refresh(self) -> None:
+        """Read the files again: a running broker flushes its offsets every few seconds."""
+        self._stack.close()
+        self._stack = ExitStack()
+        self._brokers.clear()
+        self.__enter__()
+
     def _broker(self, name: str) -> BrokerFiles:
         try:
             return self._brokers[name]
@@ -153,7 +160,8 @@ class StoreBackend:
         ]
         return refs + [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - by_retry.keys())]
 
-    def groups_overview(self) -> Sequence[GroupOverview]:
+    def groups_overview(self, *, detail: bool = False) -> Sequence[GroupOverview]:
+        # A store's consume stats always carry min offsets and committed flags: detail is free.
         self._check_configs()
         return [GroupOverview(ref, self.consume_stats(ref.name)) for ref in self._group_refs()]
 

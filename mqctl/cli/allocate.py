@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from mqctl.cli.blocks import Flag, block
+from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
-from mqctl.cli.options import (
-    AccessKeyOpt,
-    LiveOptions,
-    NamesrvOpt,
-    OutputFormat,
-    OutputOpt,
-    ProfileOpt,
-    SecretKeyOpt,
-    StoreOpt,
-    TimeoutOpt,
-    TlsInsecureOpt,
-    TlsOpt,
-    backend_options,
-    emit,
-    open_backend,
-    resolve_format,
-)
+from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.errors import UsageError
 
 HELP = """Show how a topic's read-permitted queues (on every broker) are allocated to a list of
@@ -139,29 +126,64 @@ _CompareWithOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class StrategyFlags:
+    """--strategy and the flags of the strategies that take some."""
+
+    strategy: StrategyName | None = None
+    virtual_nodes: int = 10
+    consumer_idcs: str | None = None
+    delegate: StrategyName = StrategyName.AVG
+    broker_rooms: str | None = None
+    consumer_rooms: str | None = None
+    config_queues: list[str] | None = None
+
+    def build(self, *, default: bool) -> Any:
+        """The strategy object; None when none is named and ``default`` is False (-g: the clients')."""
+        from mqctl.ops import allocate as ops
+
+        if self.strategy is None and not default:
+            return None
+        return ops.build_strategy(
+            (self.strategy or StrategyName.AVG).value,
+            virtual_nodes=self.virtual_nodes,
+            consumer_idcs=[x.strip() for x in (self.consumer_idcs or "").split(",") if x.strip()],
+            delegate=self.delegate.value,
+            broker_rooms=ops.parse_mapping(self.broker_rooms, "--broker-rooms"),
+            consumer_rooms=ops.parse_mapping(self.consumer_rooms, "--consumer-rooms"),
+            config_queues=self.config_queues or [],
+        )
+
+
+strategy_options = block(
+    "strategy",
+    [
+        Flag("strategy", _StrategyOpt),
+        Flag("virtual_nodes", _VirtualNodesOpt, 10),
+        Flag("consumer_idcs", _ConsumerIdcsOpt),
+        Flag("delegate", _DelegateOpt, StrategyName.AVG),
+        Flag("broker_rooms", _BrokerRoomsOpt),
+        Flag("consumer_rooms", _ConsumerRoomsOpt),
+        Flag("config_queues", _ConfigQueuesOpt),
+    ],
+    StrategyFlags,
+)
+
+
 @handle_errors
+@output_options()
+@cluster_options(versioned=False)
+@strategy_options
 def allocate_mq(
     topic: _TopicOpt = None,
     ip_list: _IpListOpt = None,
     group: _GroupOpt = None,
-    strategy: _StrategyOpt = None,
     sort: _SortOpt = False,
-    virtual_nodes: _VirtualNodesOpt = 10,
-    consumer_idcs: _ConsumerIdcsOpt = None,
-    delegate: _DelegateOpt = StrategyName.AVG,
-    broker_rooms: _BrokerRoomsOpt = None,
-    consumer_rooms: _ConsumerRoomsOpt = None,
-    config_queues: _ConfigQueuesOpt = None,
     compare_with: _CompareWithOpt = None,
-    store: StoreOpt = None,
-    profile: ProfileOpt = None,
-    namesrv: NamesrvOpt = None,
-    timeout: TimeoutOpt = 10.0,
-    access_key: AccessKeyOpt = None,
-    secret_key: SecretKeyOpt = None,
-    tls: TlsOpt = False,
-    tls_insecure: TlsInsecureOpt = False,
-    output: OutputOpt = None,
+    *,
+    strategy: StrategyFlags,
+    cluster: Cluster,
+    out: Output,
 ) -> None:
     from mqctl.ops import allocate as ops
 
@@ -170,25 +192,13 @@ def allocate_mq(
         raise UsageError("-t/--topic names no topic (or give -g GROUP for its rebalance diff)")
     if group is None and ip_list is None:
         raise UsageError("-i/--ipList is required (or -g GROUP: the group's own clients)")
-    strat = None
-    if strategy is not None or group is None:
-        strat = ops.build_strategy(
-            (strategy or StrategyName.AVG).value,
-            virtual_nodes=virtual_nodes,
-            consumer_idcs=[x.strip() for x in (consumer_idcs or "").split(",") if x.strip()],
-            delegate=delegate.value,
-            broker_rooms=ops.parse_mapping(broker_rooms, "--broker-rooms"),
-            consumer_rooms=ops.parse_mapping(consumer_rooms, "--consumer-rooms"),
-            config_queues=config_queues or [],
-        )
-    fmt = resolve_format(output)
-    options = backend_options(LiveOptions(timeout, access_key, secret_key, tls, tls_insecure), profile)
-    with open_backend(store, profile, namesrv, options) as backend:
+    strat = strategy.build(default=group is None)
+    with cluster.open() as backend:
         if group is not None:
-            _rebalance(backend, group.strip(), topics or None, strat, fmt)
+            _rebalance(backend, group.strip(), topics or None, strat, out.fmt)
             return
         assert ip_list is not None and strat is not None
-        _allocate(backend, topics, ops.split_ip_list(ip_list.strip()), strat, sort, compare_with, fmt)
+        _allocate(backend, topics, ops.split_ip_list(ip_list.strip()), strat, sort, compare_with, out.fmt)
 
 
 def _allocate(backend, topics, ips, strat, sort, compare_with, fmt) -> None:  # type: ignore[no-untyped-def]

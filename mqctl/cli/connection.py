@@ -7,23 +7,9 @@ from typing import Annotated
 
 import typer
 
+from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
-from mqctl.cli.options import (
-    AccessKeyOpt,
-    LiveOptions,
-    NamesrvOpt,
-    OutputOpt,
-    ProfileOpt,
-    SecretKeyOpt,
-    StoreOpt,
-    TimeoutOpt,
-    TlsInsecureOpt,
-    TlsOpt,
-    backend_options,
-    emit,
-    open_backend,
-    resolve_format,
-)
+from mqctl.cli.output import Output, emit, output_options
 
 HELP = """Query a consumer group's connections: per client its id, address, language and version; the
 group's subscriptions (topic, expression); consume type, message model, consume-from-where.
@@ -46,42 +32,29 @@ _BrokerAddrOpt = Annotated[
         show_default=False,
     ),
 ]
-_NoHeadersOpt = Annotated[
-    bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")
-]
 
 
 @handle_errors
+@output_options(headers=True)
+@cluster_options(versioned=False)
 def consumer_connection(
-    group: _GroupOpt,
-    broker_addr: _BrokerAddrOpt = None,
-    no_headers: _NoHeadersOpt = False,
-    store: StoreOpt = None,
-    profile: ProfileOpt = None,
-    namesrv: NamesrvOpt = None,
-    timeout: TimeoutOpt = 10.0,
-    access_key: AccessKeyOpt = None,
-    secret_key: SecretKeyOpt = None,
-    tls: TlsOpt = False,
-    tls_insecure: TlsInsecureOpt = False,
-    output: OutputOpt = None,
+    group: _GroupOpt, broker_addr: _BrokerAddrOpt = None, *, cluster: Cluster, out: Output
 ) -> None:
     from mqctl.ops.connection import consumer_connection as ask
     from mqctl.render import connection as render
 
-    options = backend_options(LiveOptions(timeout, access_key, secret_key, tls, tls_insecure), profile)
-    with open_backend(store, profile, namesrv, options) as backend:
+    with cluster.open() as backend:
         conn = ask(backend, group.strip())
         for w in backend.take_warnings():
             warn(str(w))
     emit(
-        resolve_format(output),
+        out.fmt,
         sys.stdout,
-        plain=lambda o: render.plain(conn, o, headers=not no_headers),
+        plain=lambda o: render.plain(conn, o, headers=out.headers),
         table=lambda o: render.table(conn, o),
         json_doc=lambda: render.json_doc(conn),
         csv=lambda: (render.CSV_COLUMNS, render.csv_rows(conn)),
-        headers=not no_headers,
+        headers=out.headers,
     )
 
 

@@ -4,36 +4,17 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import Annotated, Any
 
 import typer
 
+from mqctl.cli.blocks import Flag, block
+from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import debug_enabled, handle_errors, warn
-from mqctl.cli.options import (
-    AccessKeyOpt,
-    LiveOptions,
-    NamesrvOpt,
-    OutputFormat,
-    OutputOpt,
-    ProfileOpt,
-    SecretKeyOpt,
-    StoreOpt,
-    TimeoutOpt,
-    TlsInsecureOpt,
-    TlsOpt,
-    backend_options,
-    cluster_target,
-    resolve_format,
-)
-from mqctl.errors import MqctlError, UsageError
-
-if TYPE_CHECKING:
-    from mqctl.model import BackendTarget
-    from mqctl.pipeline.inputs import BrokerInput, ConsumerQueue, LiveSnapshot
+from mqctl.cli.output import Output, emit, output_options
+from mqctl.errors import UsageError
 
 HELP = """Fleet-wide lag as a dataset, computed by Apache Spark: one row per (group, topic, broker,
 queue) with minOffset, brokerOffset, consumerOffset, diff, matchedDiff, lastTimestamp,
@@ -54,17 +35,6 @@ $XDG_STATE_HOME/mqctl/spark/ or ~/.local/state/mqctl/spark/) and a terminal show
 interpreter mqctl runs in, unless PYSPARK_PYTHON or spark.pyspark.python names one.
 
 mqadmin equivalent: none (mqadmin consumerProgress, once per group)."""
-
-SCHEMA = "mqctl/lagReport/v1"
-_TOP_COLUMNS = [
-    "group",
-    "diffTotal",
-    "matchedDiffTotal",
-    "maxLagMs",
-    "queues",
-    "queuesBelowMin",
-    "queuesAboveMax",
-]
 
 
 class CqRead(str, Enum):
@@ -176,190 +146,103 @@ _VerboseOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class _Job:
-    now: int
-    rows: int  # queue rows the report covers
-    out: str | None
-    dataset_format: str
-    overwrite: bool
-    top: int
-    history: str | None
-    brokers: Sequence[BrokerInput] = ()  # stores
-    queues: Sequence[ConsumerQueue] = ()
-    direct: bool = False
-    snapshot: LiveSnapshot | None = None  # live
+def _spark_flags(master: str | None, driver_memory: str, verbose: bool) -> Any:
+    from mqctl.pipeline.lagreport import SparkFlags
 
-    def report(self, spark_job: Any, spark: Any) -> Any:
-        if self.snapshot is not None:
-            from mqctl.pipeline.lagreport_live import run_live_report
-
-            return run_live_report(spark, self.snapshot, self.now)
-        return spark_job.run_lag_report(spark, self.brokers, self.queues, self.now, direct=self.direct)
+    return SparkFlags(master, driver_memory, verbose, debug_enabled())
 
 
-def _run_job(spark_job: Any, job: _Job, spark: Any, progress: Any) -> list[dict[str, Any]]:
-    """The Spark part: the report, the dataset under --out, the history, the top groups (collected)."""
-    progress.phase("listing ConsumeQueue files" if job.snapshot is None else "building rows")
-    report = job.report(spark_job, spark).cache()
-    if job.out is not None:
-        progress.phase(f"scanning, writing {job.out}")
-        spark_job.write_report(report, job.out, job.dataset_format, overwrite=job.overwrite)
-    if job.history is not None:
-        from mqctl.pipeline.history import append_history
-
-        progress.phase(f"appending to {job.history}")
-        append_history(report, job.history, job.now)
-    top_rows: list[dict[str, Any]] = []
-    if job.top:
-        progress.phase("ranking groups" if job.out or job.history else "scanning")
-        top_rows = [r.asDict() for r in spark_job.top_groups_df(report, job.top).collect()]
-    report.unpersist()
-    return top_rows
+spark_options = block(
+    "spark",
+    [
+        Flag("master", _MasterOpt),
+        Flag("driver_memory", _DriverMemoryOpt, "1g"),
+        Flag("verbose", _VerboseOpt, False),
+    ],
+    _spark_flags,
+)
 
 
 @handle_errors
+@output_options(arg="output")
+@cluster_options(
+    timeout=60.0, versioned=False
+)  # a fleet-wide fetch: 1,000 groups took 4-25 s on 2 loaded cores
+@spark_options
 def lag_report(
-    store: StoreOpt = None,
-    namesrv: NamesrvOpt = None,
-    profile: ProfileOpt = None,
     subscriptions: _SubscriptionsOpt = None,
     lag_time: _LagTimeOpt = False,
     history: _HistoryOpt = None,
     status: _StatusOpt = False,
     window: _WindowOpt = "15m",
-    master: _MasterOpt = None,
-    driver_memory: _DriverMemoryOpt = "1g",
     out: _OutOpt = None,
     dataset_format: _FormatOpt = DatasetFormat.parquet,
     overwrite: _OverwriteOpt = False,
     cq_read: _CqReadOpt = CqRead.auto,
     top: _TopOpt = 20,
-    timeout: TimeoutOpt = 60.0,  # a fleet-wide fetch: 1,000 groups took 4-25 s on 2 loaded cores
-    access_key: AccessKeyOpt = None,
-    secret_key: SecretKeyOpt = None,
-    tls: TlsOpt = False,
-    tls_insecure: TlsInsecureOpt = False,
-    output: OutputOpt = None,
-    verbose: _VerboseOpt = False,
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
+    *,
+    spark: Any,
+    cluster: Cluster,
+    output: Output,
 ) -> None:
-    from mqctl.pipeline.lagreport_run import run_spark, spark_job
+    from mqctl.pipeline import lagreport as pipeline
+    from mqctl.render import lagreport as render
 
     if top < 0:
         raise UsageError("--top must be >= 0")
-    fmt = resolve_format(output)
-    if status:
-        from mqctl.cli.lagreport_status import status_command
-
-        return status_command(history, window, now_ms, (out, dataset_format.value, overwrite, top), fmt,
-                       (master, driver_memory, verbose), bool(store or namesrv))  # fmt: skip
-    target = cluster_target(store, profile, namesrv)
-    if not target.kind.reads_files and subscriptions is not None:
-        raise UsageError(
-            "--subscriptions needs stores: live, matchedDiff would read every unconsumed "
-            "ConsumeQueue unit over the network",
-            "per group: mqctl consumerProgress -n ... -g GROUP --tags EXPR",
-        )
-    job_module = spark_job()  # no Spark: exit 7 before anything is read
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    common: dict[str, Any] = {
-        "now": now,
-        "out": out,
-        "dataset_format": dataset_format.value,
-        "overwrite": overwrite,
-    }
-    common |= {"top": top, "history": history}
-    failure: MqctlError | None = None
+    ds = pipeline.Dataset(now, out, dataset_format.value, overwrite, top, history)
+    if status:
+        summary = pipeline.status_report(
+            _status_history(history, cluster), _window_ms(window), ds, spark, warn
+        )
+        return _emit(output, summary, render.status_table, render.status_doc, render.status_csv)
+    target = cluster.target()
+    failure = None
     if target.kind.reads_files:
-        job = _store_job(target, subscriptions, cq_read, common)
+        report = pipeline.store_report(target.stores, subscriptions, cq_read.value, ds, spark, warn)
     else:
-        live = LiveOptions(timeout, access_key, secret_key, tls, tls_insecure)
-        from mqctl.cli.lagreport_fetch import live_fetch
-
-        snapshot, failure = live_fetch(target, backend_options(live, profile), lag_time)
-        job = _Job(rows=snapshot.queue_count, snapshot=snapshot, **common)
-
-    top_rows = run_spark(
-        lambda spark, progress: _run_job(job_module, job, spark, progress),
-        master,
-        driver_memory,
-        verbose=verbose,
-        warn=warn,
-        debug=debug_enabled(),
-    )
-    _render(fmt, top_rows, job, sys.stdout)
+        if subscriptions is not None:
+            raise UsageError(
+                "--subscriptions needs stores: live, matchedDiff would read every unconsumed "
+                "ConsumeQueue unit over the network",
+                "per group: mqctl consumerProgress -n ... -g GROUP --tags EXPR",
+            )
+        with cluster.open() as backend:
+            report, failure = pipeline.live_report(backend, lag_time, ds, spark, warn)
+    _emit(output, report, render.report_table, render.report_doc, render.report_csv)
     if failure is not None:
         raise failure
 
 
-def _store_job(target: BackendTarget, subscriptions: Path | None, cq_read: CqRead, common: dict) -> _Job:
-    from mqctl.pipeline.inputs import consumer_queues, load_broker_input, load_subscriptions
-
-    subs = load_subscriptions(subscriptions) if subscriptions is not None else None
-    brokers = [load_broker_input(name, Path(root)) for name, root in target.stores]
-    for b in brokers:
-        for w in b.warnings:
-            warn(w)
-    queues = consumer_queues(brokers, subs)
-    direct = cq_read is CqRead.direct or (cq_read is CqRead.auto and all(_on_driver(b.root) for b in brokers))
-    return _Job(rows=len(queues), brokers=brokers, queues=queues, direct=direct, **common)
+def _status_history(history: str | None, cluster: Cluster) -> str:
+    if history is None:
+        raise UsageError("--status needs --history DIR (the dataset lagReport --history runs build)")
+    if cluster.store or cluster.namesrv:
+        raise UsageError("--status reads only the --history dataset: drop -S/-n")
+    return history
 
 
-def _on_driver(root: Path) -> bool:
-    """A store root the driver reads as a file (a file: URI or a plain existing path): executors
-    of a local master see it too, and a cluster's must (the commit-log lookups read it)."""
-    from mqctl.pipeline.inputs import local_path
+def _window_ms(window: str) -> int:
+    from mqctl.ops.timeparse import parse_duration_ms
 
-    local = local_path(str(root))
-    return local is not None and Path(local).exists()
-
-
-# ---------------------------------------------------------------------------------------------
-# output
+    window_ms = parse_duration_ms(window)
+    if window_ms <= 0:
+        raise UsageError(f"--window {window}: expected a positive duration")
+    return window_ms
 
 
-def _render(fmt: OutputFormat, top_rows: list[dict[str, Any]], job: _Job, stdout: TextIO) -> None:
-    out = job.out
-    if fmt is OutputFormat.json:
-        from mqctl.render.jsonout import write_json
-
-        doc: dict[str, Any] = {
-            "schema": SCHEMA,
-            "out": out,
-            "format": job.dataset_format if out else None,
-            "rows": job.rows,
-        }
-        doc |= {"history": job.history, "source": "store" if job.snapshot is None else "live"}
-        doc |= {"nowMs": job.now, "top": [{k: r[k] for k in _TOP_COLUMNS} for r in top_rows]}
-        write_json(doc, stdout)
-    elif fmt is OutputFormat.csv:
-        from mqctl.render.csvout import write_csv
-
-        write_csv(_TOP_COLUMNS, [[r[k] for k in _TOP_COLUMNS] for r in top_rows], stdout)
-    else:
-        from mqctl.render.table import Column, TableSpec, write_table
-
-        footer = f"{job.rows} queue rows" + (f" written to {out} ({job.dataset_format})" if out else "")
-        if job.history:
-            footer += f"; appended to the history {job.history}"
-        heads = ["#Group", "#Diff Total", "#Matched", "#Max Lag", "#Queues", "#Below Min", "#Above Max"]
-        spec = TableSpec(
-            columns=[Column(h, "left" if i == 0 else "right") for i, h in enumerate(heads)],
-            rows=[[_cell(k, r[k]) for k in _TOP_COLUMNS] for r in top_rows],
-            footer_lines=[footer],
-        )
-        write_table(spec, stdout)
-    stdout.flush()
-
-
-def _cell(key: str, value: Any) -> Any:
-    """A table cell: "-" for null (live: no matchedDiff, no lag time) and for no lag at all."""
-    from mqctl.render.plain import format_duration_ms
-
-    if value is None or (key == "maxLagMs" and not value):
-        return "-"
-    return format_duration_ms(value) if key == "maxLagMs" else value
+def _emit(output: Output, summary: Any, table: Any, json_doc: Any, csv: Any) -> None:
+    """The summary in the chosen format; plain is the table (lagReport has no mqadmin layout)."""
+    emit(
+        output.fmt,
+        sys.stdout,
+        plain=lambda o: table(summary, o),
+        table=lambda o: table(summary, o),
+        json_doc=lambda: json_doc(summary),
+        csv=lambda: csv(summary),
+    )
 
 
 lag_report.__doc__ = HELP

@@ -158,7 +158,9 @@ def cluster_target(store: list[str] | None, profile: str | None, namesrv: str | 
     if store and namesrv:
         raise UsageError("-n/--namesrvAddr and --store name two different clusters: give one of them")
     if store:
-        return BackendTarget(BackendKind.STORE, tuple((n, str(p)) for n, p in parse_store_specs(store).items()))
+        return BackendTarget(
+            BackendKind.STORE, tuple((n, str(p)) for n, p in parse_store_specs(store).items())
+        )
     if namesrv:
         return BackendTarget(BackendKind.LIVE, namesrv=namesrv.strip())
     if not profile and os.environ.get("NAMESRV_ADDR", "").strip():

@@ -1,27 +1,30 @@
 """consumerProgress over time: --watch, --history, --status-from, --max-status and --why.
 
-The command's own module (cli/progress.py) keeps mqadmin's one-shot read; this one adds the
-sampling loop. Each sample is one ``ops.progress.group_progress`` call; a store is re-opened per
-sample (its files are read once per open); a live cluster stays connected.
+The flags (one block, defined here) and the three modes they select, each one ops/watch entry
+point and its drawing: --watch (``ops.watch.sampler`` on one kept backend; a live table on a
+terminal, JSON lines on a pipe), --status-from (``history.judge``) and --why (``why.explain``).
+The one-shot read with --history is cli/progress.py's, recorded by ``history.record``.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from mqctl.cli.blocks import Flag, block
 from mqctl.cli.errors import warn
-from mqctl.cli.options import OutputFormat
-from mqctl.errors import CheckFailedError, UsageError
+from mqctl.cli.output import Output, OutputFormat
+from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
-    from mqctl.backends.open import BackendOptions
-    from mqctl.model import BackendTarget, GroupProgress, Rules, WatchView
+    from mqctl.cli.cluster import Cluster
+    from mqctl.model import Rules
+    from mqctl.ops.watch.sampler import Tick
 
 DEFAULT_INTERVAL = "2"
 STATUS_NAMES = "OK|WARN|REWIND|STOP|STALL|STUCK"
@@ -173,7 +176,7 @@ def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool
 
 
 def max_status(f: WatchFlags) -> str | None:
-    from mqctl.ops.watch import parse_status
+    from mqctl.ops.watch.rules import parse_status
 
     if f.max_status is None:
         return None
@@ -202,110 +205,74 @@ def rules_of(f: WatchFlags) -> Rules:
     return Rules(window=f.window)
 
 
-def gate(view: WatchView, limit: str | None) -> None:
-    """--max-status: exit 10 when a queue is worse than ``limit`` (after the output)."""
-    from mqctl.ops.watch import worse_than
+watch_options = block(
+    "over_time",
+    [
+        Flag("watch", WatchOpt),
+        Flag("window", WindowOpt, 10),
+        Flag("max_status", MaxStatusOpt),
+        Flag("why", WhyOpt),
+        Flag("history", HistoryOpt),
+        Flag("status_from", StatusFromOpt),
+        Flag("retry_scan", RetryScanOpt, 200),
+        Flag("samples", SamplesOpt),
+    ],
+    WatchFlags,
+)
 
-    if limit is None or not worse_than(view.status, limit):
-        return
-    bad = [w for w in view.queues if worse_than(w.status, limit)]
-    names = "; ".join(
-        f"{w.point.queue.topic}/{w.point.queue.broker_name}/{w.point.queue.queue_id} {w.status}: {w.reason}"
-        for w in bad[:3]
-    )
-    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
-    raise CheckFailedError(
-        f"--max-status {limit} exceeded: group {view.sample.group} is {view.status} ({names}{more})"
-    )
 
-
-def _format(output: OutputFormat | None, what: str) -> OutputFormat:
+def _format(output: Output, what: str) -> OutputFormat:
     """Table on a terminal, JSON lines on a pipe; plain and csv have no place for statuses."""
-    if output in (OutputFormat.plain, OutputFormat.csv):
+    if output.requested in (OutputFormat.plain, OutputFormat.csv):
         raise UsageError(f"{what} prints a table or JSON lines: -o table or -o json")
-    if output is not None:
-        return output
+    if output.requested is not None:
+        return output.requested
     return OutputFormat.table if sys.stdout.isatty() else OutputFormat.json
 
 
-# --- one-shot read with --history (cron) ------------------------------------------------------
+def _warn_all(lines: Sequence[str]) -> None:
+    for line in lines:
+        warn(line)
 
 
-def record(
-    f: WatchFlags, result: GroupProgress, kind: str, topic: str | None, protected: Sequence[Path]
-) -> WatchView:
-    """Append the one-shot read to --history, judged with the file's last window."""
-    from mqctl.ops import watch, watch_history
-
-    assert f.history is not None
-    path = watch_history.check_history_path(f.history, protected)
-    rules = rules_of(f)
-    seed, warnings = watch_history.read_history(path, result.group, topic, rules.window * 3)
-    for w in warnings:
-        warn(w)
-    view = watch.evaluate([*seed, watch.sample_from_progress(result, kind, topic)], rules)
-    from mqctl.render.watch import sample_line
-
-    watch_history.append_line(path, sample_line(view))
-    return view
+# --- the one-shot read with --history (cron) ---------------------------------------------------
 
 
-# --- --status-from and --why -----------------------------------------------------------------
+def history_path(f: WatchFlags, protected: Sequence[Path]) -> Path | None:
+    """--history's file, refused inside a store (checked before anything is read)."""
+    from mqctl.ops.watch.history import check_history_path
+
+    return None if f.history is None else check_history_path(f.history, protected)
 
 
-def run(
-    f: WatchFlags,
-    group: str,
-    topic: str | None,
-    output: OutputFormat | None,
-    target: Callable[[], BackendTarget],
-    options: BackendOptions,
-    now_ms: int | None,
-) -> None:
-    """The command when --watch, --why or --status-from was given. ``target`` gives the cluster
-    (--status-from reads no cluster)."""
-    if f.status_from:
-        return _status_from(f, group, topic, output)
-    if f.why:
-        return _why(f, group, topic, output, target(), options, now_ms)
-    from mqctl.cli.progress_live import watch
-
-    assert f.watch is not None
-    return watch(f, group, topic, _format(output, "--watch"), target(), options, now_ms)
+# --- --status-from -------------------------------------------------------------------------------
 
 
-def _status_from(f: WatchFlags, group: str, topic: str | None, output: OutputFormat | None) -> None:
-    from mqctl.ops import watch, watch_history
+def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) -> None:
+    from mqctl.ops.watch import codec, history, rules
     from mqctl.render import watch as render
 
     fmt = _format(output, "--status-from")
-    rules = rules_of(f)
     assert f.status_from is not None
-    path = Path(f.status_from).expanduser()
-    samples, warnings = watch_history.read_history(path, group, topic, rules.window * 3, required=True)
-    for w in warnings:
-        warn(w)
-    view = watch.evaluate(samples, rules)
+    view, warnings = history.judge(Path(f.status_from).expanduser(), group, topic, rules_of(f))
+    _warn_all(warnings)
     if fmt is OutputFormat.json:
-        sys.stdout.write(render.sample_line(view) + "\n")
+        sys.stdout.write(codec.sample_line(view) + "\n")
     else:
         render.write_view(view, sys.stdout)
     sys.stdout.flush()
-    gate(view, max_status(f))
+    rules.check_status(view, max_status(f))
 
 
-def _why(
-    f: WatchFlags,
-    group: str,
-    topic: str | None,
-    output: OutputFormat | None,
-    target: BackendTarget,
-    options: BackendOptions,
-    now_ms: int | None,
+# --- --why -----------------------------------------------------------------------------------------
+
+
+def why(
+    f: WatchFlags, group: str, topic: str | None, output: Output, cluster: Cluster, now_ms: int | None
 ) -> None:
-    from mqctl.backends.open import open_backend
-    from mqctl.ops import why as ops_why
-    from mqctl.ops.watch import parse_queue_ref
+    from mqctl.ops.watch import codec
+    from mqctl.ops.watch import why as ops_why
+    from mqctl.ops.watch.rules import parse_queue_ref
     from mqctl.render import watch as render
 
     assert f.why is not None
@@ -315,16 +282,76 @@ def _why(
         raise UsageError(f"--why: {e}") from None
     if q_topic and topic and q_topic != topic:
         raise UsageError(f"--why names topic {q_topic} but -t says {topic}")
-    with open_backend(target, options) as backend:
-        stuck = ops_why.explain(
-            backend, group, (q_topic or topic, broker, qid), now_ms=now_ms, retry_scan=f.retry_scan
-        )
-        for w in backend.take_warnings():
-            warn(str(w))
-    if output is OutputFormat.json:
+    with cluster.open() as backend:
+        ref = (q_topic or topic, broker, qid)
+        stuck = ops_why.explain(backend, group, ref, now_ms=now_ms, retry_scan=f.retry_scan)
+        _warn_all([str(w) for w in backend.take_warnings()])
+    if output.requested is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
-        write_json(render.why_doc(stuck), sys.stdout)
+        write_json(codec.why_doc(stuck), sys.stdout)
     else:
         render.why_text(stuck, sys.stdout)
     sys.stdout.flush()
+
+
+# --- --watch ---------------------------------------------------------------------------------------
+
+
+def watch(
+    f: WatchFlags, group: str, topic: str | None, output: Output, cluster: Cluster, now_ms: int | None
+) -> None:
+    from mqctl.ops.watch import sampler as ops
+    from mqctl.ops.watch.history import read_history
+
+    assert f.watch is not None
+    interval, limit, fmt, rules = interval_s(f.watch), max_status(f), _format(output, "--watch"), rules_of(f)
+    with cluster.open() as backend:
+        path = history_path(f, backend.protected_paths())
+        seed: list[Any] = []
+        if path is not None:
+            seed, warnings = read_history(path, group, topic, rules.window * 3)
+            _warn_all(warnings)
+        sampler = ops.GroupSampler(backend, group, topic, rules, retry_scan=f.retry_scan, seed=seed)
+        times = ops.ticks(interval, f.samples, now_ms)
+        if fmt is OutputFormat.table and sys.stdout.isatty():
+            _live(sampler, times, group, path, limit)
+        else:
+            ops.run(sampler, times, _pipe_sink(fmt), history=path, max_status=limit)
+
+
+def _pipe_sink(fmt: OutputFormat) -> Any:
+    from mqctl.ops.watch import codec
+    from mqctl.render import watch as render
+
+    def sink(tick: Tick) -> None:
+        _warn_all(tick.warnings)
+        if fmt is OutputFormat.json:
+            sys.stdout.write(codec.sample_line(tick.view, tick.stuck) + "\n")
+        else:
+            render.write_view(tick.view, sys.stdout, tick.stuck)
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+
+    return sink
+
+
+def _live(sampler: Any, times: Any, group: str, path: Path | None, limit: str | None) -> None:
+    """rich's Live redraws the table in place (no alternate screen: the last table stays when
+    it ends); Ctrl-C stops it, restores the cursor, and the command exits 130."""
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    from mqctl.ops.watch.sampler import run
+    from mqctl.render import watch as render
+
+    console = Console(file=sys.stdout, highlight=False)
+    waiting: Any = Text(f"consumerProgress {group}: first sample ...")
+    with Live(waiting, console=console, auto_refresh=False, transient=False, redirect_stdout=False) as live:
+
+        def sink(tick: Tick) -> None:
+            _warn_all(tick.warnings)
+            live.update(render.live_renderable(tick.view, console.width, tick.stuck), refresh=True)
+
+        run(sampler, times, sink, history=path, max_status=limit)

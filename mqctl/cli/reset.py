@@ -5,60 +5,28 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
-from mqctl.cli.options import (
-    AccessKeyOpt,
-    ClusterOpt,
-    LiveOptions,
-    MqadminVersionOpt,
-    NamesrvOpt,
-    OutputFormat,
-    OutputLongOpt,
-    ProfileOpt,
-    SecretKeyOpt,
-    StoreOpt,
-    TimeoutOpt,
-    TlsInsecureOpt,
-    TlsOpt,
-    backend_options,
-    emit,
-    open_backend,
-    resolve_format,
-)
+from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.cli.reset_args import (
-    BrokerOpt,
-    ByDurationOpt,
     DryRunOpt,
     ExecuteOpt,
     ExportOpt,
-    ForceOpt,
     FromFileOpt,
     GroupOpt,
     NowMsOpt,
-    OffsetOpt,
     OverwriteOpt,
-    QueueOpt,
-    ShiftByOpt,
-    TimestampOpt,
-    ToEarliestOpt,
-    ToLatestOpt,
-    ToOffsetOpt,
+    TargetFlags,
     TopicOpt,
     UndoOpt,
     UnsafeIgnoreAbortFileOpt,
-    int_opt,
-    parse_force,
-    parse_target,
     plan_source,
+    target_options,
 )
 from mqctl.errors import ExitStatus, UsageError
-
-if TYPE_CHECKING:
-    from mqctl.backends.open import BackendOptions
 
 STDOUT = "-"  # --export -: the JSON plan on stdout (ops.planfile.STDOUT)
 
@@ -104,20 +72,12 @@ mqadmin equivalent: mqadmin resetOffsetByTime -g GROUP -t TOPIC -s TIMESTAMP [-f
 
 
 @handle_errors
+@output_options(short=False)
+@cluster_options(mqadmin_cluster=True)
+@target_options
 def reset_offset_by_time(
     group: GroupOpt = None,
     topic: TopicOpt = None,
-    timestamp: TimestampOpt = None,
-    force: ForceOpt = "true",
-    broker: BrokerOpt = None,
-    queue: QueueOpt = None,
-    offset: OffsetOpt = None,
-    cluster: ClusterOpt = None,
-    to_earliest: ToEarliestOpt = False,
-    to_latest: ToLatestOpt = False,
-    to_offset: ToOffsetOpt = None,
-    shift_by: ShiftByOpt = None,
-    by_duration: ByDurationOpt = None,
     execute: ExecuteOpt = False,
     dry_run: DryRunOpt = False,
     export: ExportOpt = None,
@@ -125,75 +85,42 @@ def reset_offset_by_time(
     from_file: FromFileOpt = None,
     undo: UndoOpt = None,
     unsafe_ignore_abort_file: UnsafeIgnoreAbortFileOpt = False,
-    store: StoreOpt = None,
-    profile: ProfileOpt = None,
-    namesrv: NamesrvOpt = None,
-    timeout: TimeoutOpt = 10.0,
-    access_key: AccessKeyOpt = None,
-    secret_key: SecretKeyOpt = None,
-    tls: TlsOpt = False,
-    tls_insecure: TlsInsecureOpt = False,
-    output: OutputLongOpt = None,
-    mqadmin_version: MqadminVersionOpt = None,
     now_ms: NowMsOpt = None,
+    *,
+    target: TargetFlags,
+    cluster: Cluster,
+    out: Output,
 ) -> None:
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    group = group.strip() if group else None
-    topic = topic.strip() if topic else None
-    qid = int_opt(queue, "-q/--queue")
-    explicit = int_opt(offset, "-o/--offset")
-    target, ts_text, ts_long = parse_target(
-        now,
-        timestamp=timestamp,
-        explicit=explicit,
-        to_earliest=to_earliest,
-        to_latest=to_latest,
-        to_offset=to_offset,
-        shift_by=shift_by,
-        by_duration=by_duration,
-        from_file=from_file,
-        undo=undo,
-    )
-    whole_topic = qid is not None and qid < 0  # mqadmin: -q < 0 means every queue of the topic
-    _check(
-        execute and dry_run, explicit is not None and (broker is None or whole_topic or qid is None), export
-    )
-    if whole_topic:
-        qid = None
-    record, plan_file = plan_source(undo, from_file, group)
-    if record is None and plan_file is None and (not group or not topic):
-        raise UsageError("-g/--group and -t/--topic are required")
-
     from mqctl.ops import reset as ops
     from mqctl.ops.planfile import check_export_target
 
-    live = LiveOptions(timeout, access_key, secret_key, tls, tls_insecure)
-    options = backend_options(
-        live, profile, ignore_abort_file=unsafe_ignore_abort_file, mqadmin_version=mqadmin_version
-    )
-    with _backend(record, store, profile, namesrv, options) as backend:
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    group = group.strip() if group else None
+    topic = topic.strip() if topic else None
+    scope = target.scope(now, from_file, undo)
+    _check(execute and dry_run, export)
+    record, plan_file = plan_source(undo, from_file, group)
+    if record is None and plan_file is None and (not group or not topic):
+        raise UsageError("-g/--group and -t/--topic are required")
+    with _backend(record, cluster, unsafe_ignore_abort_file) as backend:
         export_path = (
             check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
         )
-        plan = _plan(
-            backend, record, plan_file, from_file, (group, topic, target, parse_force(force), broker, qid)
-        )
-        if whole_topic:
-            plan = ops.note(plan, f"-q {queue.strip() if queue else -1} means every queue, as in mqadmin")
+        plan = _plan(backend, record, plan_file, from_file, (group, topic, scope, target.forced))
+        if scope.whole_topic:
+            plan = ops.note(plan, f"-q {scope.queue_text} means every queue, as in mqadmin")
         journal = ops.apply_plan(backend, plan) if execute else None
         for w in backend.take_warnings():
             warn(str(w))
     _report_write(journal)
     exported = _export(plan, journal, export, export_path, overwrite)
-    _render(plan, journal, resolve_format(output), ts_text or plan.target.text, ts_long, exported)
+    _render(plan, journal, out.fmt, scope.ts_text or plan.target.text, scope.ts_long, exported)
     _exit_on_missed(journal)
 
 
-def _check(contradiction: bool, explicit_without_queue: bool, export: str | None) -> None:
+def _check(contradiction: bool, export: str | None) -> None:
     if contradiction:
         raise UsageError("--execute and --dry-run contradict each other")
-    if explicit_without_queue:
-        raise UsageError("-o/--offset needs -b BROKER_NAME and -q QUEUE_ID (one queue)")
     if export is not None and export != STDOUT and Path(export).suffix.lower() not in (".json", ".csv"):
         raise UsageError(f"--export {export}: the file name must end in .json or .csv (or '-' for stdout)")
 
@@ -235,19 +162,21 @@ def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-un
         return ops.plan_undo(backend, record)
     if plan_file is not None:
         return ops.plan_from_file(backend, plan_file, str(from_file))
-    group, topic, target, force, broker, qid = request
+    group, topic, scope, force = request
     assert group and topic
-    return ops.plan_reset(backend, group, topic, target, force=force, broker=broker, queue=qid)
+    return ops.plan_reset(
+        backend, group, topic, scope.target, force=force, broker=scope.broker, queue=scope.queue
+    )
 
 
-def _backend(record, store, profile, namesrv, options: BackendOptions):  # type: ignore[no-untyped-def]
+def _backend(record, cluster: Cluster, ignore_abort_file: bool):  # type: ignore[no-untyped-def]
     """An undo reopens the cluster its journal names (through the same opener) unless the user
     points elsewhere."""
-    if record is not None and not store and not profile and not namesrv:
-        from mqctl.backends.open import open_backend as open_target
+    if record is not None and not cluster.store and not cluster.profile and not cluster.namesrv:
+        from mqctl.backends.open import open_backend
 
-        return open_target(record.target, options)
-    return open_backend(store, profile, namesrv, options)
+        return open_backend(record.target, cluster.options(ignore_abort_file=ignore_abort_file))
+    return cluster.open(ignore_abort_file=ignore_abort_file)
 
 
 def _export(plan, journal, export: str | None, path: Path | None, overwrite: bool) -> str | None:  # type: ignore[no-untyped-def]

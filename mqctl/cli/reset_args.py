@@ -3,11 +3,13 @@ name, the plan file or journal record a plan comes from). The command itself is 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from mqctl.cli.blocks import Flag, block
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -213,3 +215,77 @@ def plan_source(
         what = "journal" if record is not None else "plan"
         raise UsageError(f"-g/--group {group!r} does not match the {what} ({actual!r})")
     return record, plan_file
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the target flags name: the target, mqadmin's -s text and millis (plain's header), and
+    the one queue of -b/-q (None: every queue; ``whole_topic``: mqadmin's -q < 0)."""
+
+    target: Target
+    ts_text: str
+    ts_long: int
+    broker: str | None
+    queue: int | None
+    whole_topic: bool
+    queue_text: str
+
+
+@dataclass(frozen=True)
+class TargetFlags:
+    """The flags that name a reset's target (one of them) and the queue it applies to."""
+
+    timestamp: str | None = None
+    force: str = "true"
+    broker: str | None = None
+    queue: str | None = None
+    offset: str | None = None
+    to_earliest: bool = False
+    to_latest: bool = False
+    to_offset: str | None = None
+    shift_by: str | None = None
+    by_duration: str | None = None
+
+    @property
+    def forced(self) -> bool:
+        return parse_force(self.force)
+
+    def scope(self, now: int, from_file: Path | None, undo: str | None) -> Scope:
+        qid = int_opt(self.queue, "-q/--queue")
+        explicit = int_opt(self.offset, "-o/--offset")
+        target, ts_text, ts_long = parse_target(
+            now,
+            timestamp=self.timestamp,
+            explicit=explicit,
+            to_earliest=self.to_earliest,
+            to_latest=self.to_latest,
+            to_offset=self.to_offset,
+            shift_by=self.shift_by,
+            by_duration=self.by_duration,
+            from_file=from_file,
+            undo=undo,
+        )
+        whole_topic = qid is not None and qid < 0  # mqadmin: -q < 0 means every queue of the topic
+        if explicit is not None and (self.broker is None or whole_topic or qid is None):
+            raise UsageError("-o/--offset needs -b BROKER_NAME and -q QUEUE_ID (one queue)")
+        queue = None if whole_topic else qid
+        text = self.queue.strip() if self.queue else "-1"
+        return Scope(target, ts_text, ts_long, self.broker, queue, whole_topic, text)
+
+
+target_options = block(
+    "target",
+    [
+        Flag("timestamp", TimestampOpt),
+        Flag("force", ForceOpt, "true"),
+        Flag("broker", BrokerOpt),
+        Flag("queue", QueueOpt),
+        Flag("offset", OffsetOpt),
+        Flag("to_earliest", ToEarliestOpt, False),
+        Flag("to_latest", ToLatestOpt, False),
+        Flag("to_offset", ToOffsetOpt),
+        Flag("shift_by", ShiftByOpt),
+        Flag("by_duration", ByDurationOpt),
+    ],
+    TargetFlags,
+)

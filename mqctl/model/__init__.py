@@ -39,6 +39,8 @@ _WHERE = {
     "GroupSummary": "results",
     "JOURNAL_SCHEMA": "plans",
     "JournalRecord": "plans",
+    "LagReportSummary": "results",
+    "LagStatusSummary": "results",
     "MessageQueue": "queues",
     "Move": "allocation",
     "OffsetChange": "queues",
@@ -185,6 +187,8 @@ if TYPE_CHECKING:
     from mqctl.model.results import (
         GroupProgress,
         GroupSummary,
+        LagReportSummary,
+        LagStatusSummary,
         ProgressRow,
     )
     from mqctl.model.subexpr import (

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mqctl.backends.base import Backend, ProgressCallback
-from mqctl.errors import MqctlError, NotAvailableError
+from mqctl.errors import BrokersFailedError, CheckFailedError, MqctlError, NotAvailableError
 from mqctl.model import (
     TIME_UNREADABLE,
     ConsumeStats,
@@ -24,6 +25,7 @@ from mqctl.model import (
     QueueSpan,
     QueueStat,
     SubExpr,
+    WatchView,
 )
 
 
@@ -262,3 +264,70 @@ def check_times_readable(progress: GroupProgress | None = None, groups: Sequence
             "their max lag time is unknown",
             hint,
         )
+
+
+@dataclass(frozen=True)
+class Gates:
+    """--max-lag / --max-lag-time: checked after the output was printed (exit 10)."""
+
+    max_lag: int | None = None
+    max_lag_ms: int | None = None
+
+    @property
+    def any(self) -> bool:
+        return self.max_lag is not None or self.max_lag_ms is not None
+
+    def check_group(self, result: GroupProgress) -> None:
+        measured = result.matched_total if result.tags is not None else result.diff_total
+        if self.max_lag is not None and measured is not None and measured > self.max_lag:
+            what = "matched diff total" if result.tags is not None else "diff total"
+            raise CheckFailedError(
+                f"--max-lag exceeded: {what} {measured} > {self.max_lag} (group {result.group})"
+            )
+        if self.max_lag_ms is not None and result.max_lag_ms > self.max_lag_ms:
+            raise CheckFailedError(
+                f"--max-lag-time exceeded: oldest unconsumed message is {result.max_lag_ms} ms old "
+                f"> {self.max_lag_ms} ms (group {result.group})"
+            )
+
+    def check_groups(self, summaries: Sequence[GroupSummary]) -> None:
+        """Without -g: the fleet-wide check, every group against the same limits."""
+        over = [
+            g
+            for g in summaries
+            if (self.max_lag is not None and g.diff_total > self.max_lag)
+            or (self.max_lag_ms is not None and g.max_lag_ms > self.max_lag_ms)
+        ]
+        if over:
+            names = ", ".join(f"{g.group} ({g.diff_total}, {g.max_lag_ms} ms)" for g in over[:5])
+            more = f" and {len(over) - 5} more" if len(over) > 5 else ""
+            raise CheckFailedError(
+                f"{len(over)} of {len(summaries)} group(s) over --max-lag/--max-lag-time: {names}{more}"
+            )
+
+
+def verdict(
+    result: GroupProgress, gates: Gates, view: WatchView | None = None, max_status: str | None = None
+) -> None:
+    """After a group's output: every reason it cannot end with exit 0, in this order: brokers that
+    did not answer (their rows are missing), the gates, --max-status over the --history window,
+    store times that could not be read (a damaged store, whatever the gates said)."""
+    if result.failures:
+        raise BrokersFailedError(result.failures, "their rows are missing")
+    gates.check_group(result)
+    if view is not None:
+        from mqctl.ops.watch.rules import check_status
+
+        check_status(view, max_status)
+    check_times_readable(result)
+
+
+def overview_verdict(summaries: Sequence[GroupSummary], gates: Gates) -> None:
+    """After the overview: brokers that did not answer (its numbers are incomplete), the gates,
+    store times that could not be read."""
+    failures = [f for g in summaries for f in g.failures]
+    unread = sum(1 for g in summaries if g.failure)
+    if failures or unread:
+        raise BrokersFailedError(failures, "the groups' numbers above are incomplete", unread_groups=unread)
+    gates.check_groups(summaries)
+    check_times_readable(groups=summaries)

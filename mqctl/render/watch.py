@@ -1,89 +1,20 @@
-"""consumerProgress over time: the sample line (pipe output and --history), the live table,
-and the stuck message of --why."""
+"""consumerProgress over time as text: the watch table (live or printed) and the stuck message of
+--why. Their JSON documents are ops/watch/codec.py's (the same format as the --history file)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mqctl.render.plain import format_duration_ms, local_datetime, local_datetime_ms
 
 if TYPE_CHECKING:
-    from mqctl.model import MessageQueue, QueueWatch, Rates, StoredMessage, StuckMessage, WatchView
+    from mqctl.model import MessageQueue, Rates, StoredMessage, StuckMessage, WatchView
     from mqctl.render.table import TableSpec
 
 Stuck = Mapping["MessageQueue", "StuckMessage"]
 
 STYLES = {"WARN": "yellow", "REWIND": "magenta", "STOP": "red", "STALL": "red", "STUCK": "bold red"}
-
-
-def _rate(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
-
-
-def _rates_doc(r: Rates) -> dict[str, Any]:
-    secs = None if r.drain_s is None else round(r.drain_s, 1)
-    return {
-        "consumeRate": _rate(r.consume),
-        "produceRate": _rate(r.produce),
-        "drain": r.drain,
-        "drainSeconds": secs,
-    }
-
-
-def _queue_doc(w: QueueWatch, stuck: StuckMessage | None) -> dict[str, Any]:
-    p = w.point
-    doc: dict[str, Any] = {
-        "topic": p.queue.topic,
-        "brokerName": p.queue.broker_name,
-        "queueId": p.queue.queue_id,
-        "brokerOffset": p.broker_offset,
-        "consumerOffset": p.consumer_offset,
-        "pullOffset": p.pull_offset,
-        "minOffset": p.min_offset,
-        "committed": p.committed,
-        "lag": p.lag,
-        "lagMs": p.lag_ms,
-        "inflight": p.inflight,
-        "status": w.status,
-        "reason": w.reason,
-        **_rates_doc(w.rates),
-        "points": w.points,
-        "spanMs": w.span_ms,
-        "stale": w.stale,
-    }
-    if stuck is not None:
-        doc["stuckMessage"] = {
-            k: v for k, v in why_doc(stuck).items() if k not in ("schema", "group", "queue")
-        }
-    return doc
-
-
-def sample_doc(view: WatchView, stuck: Stuck | None = None) -> dict[str, Any]:
-    """One sample with what its window says (schema SAMPLE_SCHEMA; the offsets are what a
-    --history reader reads back, the rest is recomputed there)."""
-    from mqctl.model import SAMPLE_SCHEMA
-
-    s = view.sample
-    return {
-        "schema": SAMPLE_SCHEMA,
-        "group": s.group,
-        "topic": s.topic,
-        "backend": s.backend,
-        "atMs": s.at_ms,
-        "complete": s.complete,
-        "missingBrokers": list(s.missing_brokers),
-        "window": {"samples": view.samples, "of": view.window, "spanMs": view.span_ms},
-        "status": view.status,
-        "totals": {"lag": view.lag, **_rates_doc(view.rates), "statusCounts": view.counts()},
-        "queues": [_queue_doc(w, (stuck or {}).get(w.point.queue)) for w in view.queues],
-    }
-
-
-def sample_line(view: WatchView, stuck: Stuck | None = None) -> str:
-    """The sample as one JSON line (no newline)."""
-    return json.dumps(sample_doc(view, stuck), ensure_ascii=False, separators=(",", ":"))
 
 
 # --- the table -----------------------------------------------------------------------------
@@ -251,54 +182,6 @@ def live_renderable(view: WatchView, width: int, stuck: Stuck | None = None) -> 
     for n, row in enumerate(cells):
         table.add_row(*[row[i] for i in keep], style=(spec.row_styles or [None] * len(cells))[n])
     return Group(table, *(Text.from_markup(line) for line in spec.footer_lines))
-
-
-# --- --why ---------------------------------------------------------------------------------
-
-
-def _message_doc(m: StoredMessage) -> dict[str, Any]:
-    return {
-        "brokerName": m.queue.broker_name,
-        "queueId": m.queue.queue_id,
-        "queueOffset": m.queue_offset,
-        "msgId": m.msg_id,
-        "uniqKey": m.unique_key,
-        "keys": m.keys,
-        "tags": m.tags,
-        "storeTimestamp": m.store_timestamp,
-        "bornTimestamp": m.born_timestamp,
-        "bornHost": m.born_host,
-        "storeHost": m.store_host,
-        "reconsumeTimes": m.reconsume_times,
-        "size": m.size,
-    }
-
-
-def why_doc(stuck: StuckMessage) -> dict[str, Any]:
-    from mqctl.model import WHY_SCHEMA
-
-    q, m = stuck.queue, stuck.message
-    message = None if m is None else {**_message_doc(m), "ageMs": stuck.age_ms}
-    return {
-        "schema": WHY_SCHEMA,
-        "group": stuck.group,
-        "queue": {"topic": q.topic, "brokerName": q.broker_name, "queueId": q.queue_id},
-        "committed": stuck.committed,
-        "offset": stuck.offset,
-        "nowMs": stuck.now_ms,
-        "note": stuck.note,
-        "message": message,
-        "retry": {
-            "topic": stuck.retry_topic,
-            "copies": [_message_doc(c) for c in stuck.retry_copies],
-            "looked": [
-                {"brokerName": s.queue.broker_name, "queueId": s.queue.queue_id, "from": s.start, "to": s.end}
-                for s in stuck.retry_scanned
-            ],
-            "entries": stuck.retry_entries,
-            "note": stuck.retry_note,
-        },
-    }
 
 
 def why_text(stuck: StuckMessage, out: TextIO) -> None:

@@ -13,7 +13,7 @@ HEAVY = ("pyspark", "pandas", "pyarrow", "py4j")
 
 def test_cli_imports_never_load_spark() -> None:
     code = (
-        "import sys, mqctl.cli.app, mqctl.cli.lagreport, mqctl.cli.lagreport_fetch, mqctl.cli.lagreport_status\n"
+        "import sys, mqctl.cli.app, mqctl.cli.lagreport, mqctl.pipeline.lagreport, mqctl.render.lagreport\n"
         "import mqctl.pipeline.inputs, mqctl.pipeline.lagreport_run, mqctl.store.scan\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
     )
@@ -87,8 +87,8 @@ def test_flag_errors(args: list[str], message: str) -> None:
 
 
 def test_auto_cq_read_picks_direct_for_paths_the_driver_sees(tmp_path: Path) -> None:
-    from mqctl.cli.lagreport import _on_driver
     from mqctl.pipeline.inputs import local_path
+    from mqctl.pipeline.lagreport import _on_driver
 
     assert local_path("file:///data/store") == "/data/store" and local_path("file:/data") == "/data"
     assert local_path("/data/store") == "/data/store" and local_path("store") == "store"
@@ -123,8 +123,8 @@ def test_table_durations_are_consumer_progress_s() -> None:
     """#Max Lag uses the shared format_duration_ms (consumerProgress's Max Lag Time); 0 is '-'."""
     import io
 
-    from mqctl.cli.lagreport import _Job, _render
-    from mqctl.cli.options import OutputFormat
+    from mqctl.model import LagReportSummary
+    from mqctl.render.lagreport import report_table
 
     def top(group: str, lag: int | None) -> dict[str, object]:
         return {"group": group, "diffTotal": 5, "matchedDiffTotal": None, "maxLagMs": lag,
@@ -132,8 +132,8 @@ def test_table_durations_are_consumer_progress_s() -> None:
 
     lags = {"none": 0, "ms": 850, "s": 12_345, "m": 307_000, "h": 11_040_000, "d": 93_600_000}
     buf = io.StringIO()
-    job = _Job(now=0, rows=7, out=None, dataset_format="parquet", overwrite=False, top=20, history=None)
-    _render(OutputFormat.table, [top(g, ms) for g, ms in lags.items()], job, buf)
+    summary = LagReportSummary(7, "store", 0, None, "parquet", None, [top(g, ms) for g, ms in lags.items()])
+    report_table(summary, buf)
     cells = {ln.split()[0]: ln.split()[3] for ln in buf.getvalue().splitlines()[1:] if ln.split()[0] in lags}
     assert cells == {"none": "-", "ms": "850ms", "s": "12.3s", "m": "5m07s", "h": "3h04m", "d": "1d2h"}
     assert buf.getvalue().rstrip().endswith("7 queue rows")

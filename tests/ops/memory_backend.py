@@ -105,6 +105,9 @@ class MemoryBackend:
         out, self.warnings = self.warnings, []
         return out
 
+    def refresh(self) -> None:
+        """Nothing is cached: every question reads the model as it is now."""
+
     def rocketmq_version(self) -> int | None:
         return None  # 5.x rules and layouts
 
@@ -132,7 +135,7 @@ class MemoryBackend:
         self.calls["subscription_groups"] += 1
         return {g: SubscriptionGroup(g) for g in self.groups.get(broker, [])}
 
-    def groups_overview(self) -> Sequence[GroupOverview]:
+    def groups_overview(self, *, detail: bool = False) -> Sequence[GroupOverview]:
         self.calls["groups_overview"] += 1
         retry = [t[len("%RETRY%") :] for b in self.topics.values() for t in b if t.startswith("%RETRY%")]
         refs = [

@@ -1,4 +1,4 @@
-"""ops/watch.py: statuses, rates and time to drain from replayed sample sequences. Every expected
+"""ops/watch/rules.py: statuses, rates and time to drain from replayed sample sequences. Every expected
 value is worked out by hand from the sequence next to it (t in ms, b broker offset, c committed
 offset, p pull offset)."""
 
@@ -18,8 +18,8 @@ from mqctl.model import (
     Rules,
     Sample,
 )
-from mqctl.ops import watch
-from mqctl.render.watch import sample_doc, sample_line
+from mqctl.ops.watch import rules as watch
+from mqctl.ops.watch.codec import sample_doc, sample_from_doc, sample_line
 
 A, B = "broker-a", "broker-b"
 QA = MessageQueue("T", A, 0)
@@ -289,7 +289,7 @@ def test_sample_document_round_trip() -> None:
     assert doc["schema"] == "mqctl/consumerProgress.sample/v1"
     assert (doc["status"], doc["totals"]["lag"], doc["totals"]["drain"]) == ("STALL", 145, "never")
     assert doc["queues"][1]["status"] == "STALL" and doc["queues"][0]["drainSeconds"] == 40.0
-    back = watch.sample_from_doc(doc)
+    back = sample_from_doc(doc)
     assert back == view.sample
 
 
@@ -298,7 +298,7 @@ def test_sample_from_doc_skips_stale_queues_and_rejects_bad_documents() -> None:
     samples.append(Sample("G", 15000, (QueuePoint(QA, 230, 160),), missing_brokers=(B,)))
     doc = sample_doc(watch.evaluate(samples, RULES))
     assert [q["stale"] for q in doc["queues"]] == [False, True]
-    assert watch.sample_from_doc(doc) == samples[-1]  # the stale queue is not a reading
+    assert sample_from_doc(doc) == samples[-1]  # the stale queue is not a reading
     for bad, msg in (
         ([], "not a JSON object"),
         ({"schema": "x"}, "schema 'x'"),
@@ -307,7 +307,7 @@ def test_sample_from_doc_skips_stale_queues_and_rejects_bad_documents() -> None:
         ({**doc, "queues": [{"topic": "T"}]}, "'brokerName' must be a string"),
     ):
         with pytest.raises(ValueError, match=msg):
-            watch.sample_from_doc(bad)
+            sample_from_doc(bad)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,9 @@ import pytest
 
 from mqctl.errors import NotFoundError, UsageError
 from mqctl.model import MessageQueue, QueueOffset, Rules, Sample, StoredMessage, TopicConfig
-from mqctl.ops import progress, watch, why
+from mqctl.ops import progress
+from mqctl.ops.watch import rules as watch
+from mqctl.ops.watch import why
 
 sys.path.insert(0, str(Path(__file__).parent))
 from memory_backend import MemoryBackend, Queue  # noqa: E402

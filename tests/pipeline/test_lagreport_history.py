@@ -1,6 +1,6 @@
 """lagReport --history (append, partitions, read back) and --status (the watch rules over a
 replayed history, on Spark). Expected statuses are worked out by hand from the rules in
-mqctl/ops/watch.py's docstring, never by calling them."""
+mqctl/ops/watch/rules.py's docstring, never by calling them."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_appends_land_in_date_hour_partitions(spark: Any, history: Path) -> None
 
 def test_statuses_per_queue_and_group(spark: Any, history: Path) -> None:
     from mqctl.model import Rules
-    from mqctl.ops.watch import queue_rates, queue_status
+    from mqctl.ops.watch.rules import queue_rates, queue_status
     from mqctl.pipeline.history import read_history
     from mqctl.pipeline.lagreport_status import StatusRules, group_status_df, queue_status_df
     from mqctl.pipeline.spark_schemas import GROUP_STATUS, QUEUE_STATUS

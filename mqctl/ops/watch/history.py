@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mqctl.errors import ExitStatus, MqctlError, UsageError
-from mqctl.model import SAMPLE_SCHEMA, Sample
-from mqctl.ops.watch import sample_from_doc
+from mqctl.model import SAMPLE_SCHEMA, BackendKind, GroupProgress, Rules, Sample, WatchView
+from mqctl.ops.watch.codec import sample_from_doc
 
 TAIL_BYTES = 16 << 20
 
@@ -152,3 +152,25 @@ def append_line(path: Path, line: str) -> None:
             data = data[os.write(fd, data) :]
     finally:
         os.close(fd)
+
+
+def record(
+    path: Path, progress: GroupProgress, kind: BackendKind, topic: str | None, rules: Rules
+) -> tuple[WatchView, list[str]]:
+    """--history from a one-shot read (cron): the read judged with the file's last window, then
+    appended to the file. Returns the view and the file's warnings (cut lines)."""
+    from mqctl.ops.watch import codec
+    from mqctl.ops.watch.rules import evaluate, sample_from_progress
+
+    seed, warnings = read_history(path, progress.group, topic, rules.window * 3)
+    view = evaluate([*seed, sample_from_progress(progress, kind, topic)], rules)
+    append_line(path, codec.sample_line(view))
+    return view, warnings
+
+
+def judge(path: Path, group: str, topic: str | None, rules: Rules) -> tuple[WatchView, list[str]]:
+    """--status-from: the file's last window of the group judged, without the cluster."""
+    from mqctl.ops.watch.rules import evaluate
+
+    samples, warnings = read_history(path, group, topic, rules.window * 3, required=True)
+    return evaluate(samples, rules), warnings

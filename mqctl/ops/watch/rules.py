@@ -24,8 +24,7 @@ A group's status is its worst queue's (``STATUSES`` order).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from mqctl.model import (
     D_DRAINED,
@@ -38,7 +37,6 @@ from mqctl.model import (
     S_STOP,
     S_STUCK,
     S_WARN,
-    SAMPLE_SCHEMA,
     STATUSES,
     BackendKind,
     GroupProgress,
@@ -94,6 +92,24 @@ def parse_status(text: str) -> str:
     if up not in STATUSES:
         raise ValueError(f"unknown status {text!r}: expected one of {', '.join(STATUSES)}")
     return up
+
+
+def check_status(view: WatchView, limit: str | None) -> None:
+    """``--max-status``: CheckFailedError (exit 10) when a queue is worse than ``limit``, naming
+    the first three such queues and why."""
+    if limit is None or not worse_than(view.status, limit):
+        return
+    from mqctl.errors import CheckFailedError
+
+    bad = [w for w in view.queues if worse_than(w.status, limit)]
+    names = "; ".join(
+        f"{w.point.queue.topic}/{w.point.queue.broker_name}/{w.point.queue.queue_id} {w.status}: {w.reason}"
+        for w in bad[:3]
+    )
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    raise CheckFailedError(
+        f"--max-status {limit} exceeded: group {view.sample.group} is {view.status} ({names}{more})"
+    )
 
 
 def _span(series: Series) -> int:
@@ -229,64 +245,6 @@ def evaluate(samples: Sequence[Sample], rules: Rules = Rules()) -> WatchView:
         window=rules.window,
         samples=len(recent),
         span_ms=recent[-1].at_ms - recent[0].at_ms,
-    )
-
-
-# --- a sample as a JSON document (the schema render/watch.py writes) -------------------------
-
-
-def _int(doc: Mapping[str, Any], key: str, *, optional: bool = False) -> Any:
-    v = doc.get(key)
-    if v is None and optional:
-        return None
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise ValueError(f"{key!r} must be an integer")
-    return v
-
-
-def _str(doc: Mapping[str, Any], key: str) -> str:
-    v = doc.get(key)
-    if not isinstance(v, str):
-        raise ValueError(f"{key!r} must be a string")
-    return v
-
-
-def sample_from_doc(doc: Any) -> Sample:
-    """A sample back from its JSON document (schema ``SAMPLE_SCHEMA``): the offsets only, every
-    computed field (rates, statuses) is recomputed. ValueError says what is wrong."""
-    if not isinstance(doc, dict):
-        raise ValueError("not a JSON object")
-    if doc.get("schema") != SAMPLE_SCHEMA:
-        raise ValueError(f"schema {doc.get('schema')!r} is not {SAMPLE_SCHEMA}")
-    queues = doc.get("queues")
-    missing = doc.get("missingBrokers", [])
-    if not isinstance(queues, list) or not isinstance(missing, list):
-        raise ValueError("'queues' and 'missingBrokers' must be lists")
-    points = []
-    for q in queues:
-        if not isinstance(q, dict):
-            raise ValueError("a queue must be an object")
-        if q.get("stale"):
-            continue  # a stale queue repeats an older sample's values: not a reading of this one
-        points.append(
-            QueuePoint(
-                MessageQueue(_str(q, "topic"), _str(q, "brokerName"), _int(q, "queueId")),
-                _int(q, "brokerOffset"),
-                _int(q, "consumerOffset"),
-                _int(q, "pullOffset", optional=True),
-                bool(q.get("committed", True)),
-                None if "lagMs" in q and q["lagMs"] is None else _int(q, "lagMs", optional=True) or 0,
-                _int(q, "minOffset", optional=True),
-            )
-        )
-    topic = doc.get("topic")
-    return Sample(
-        _str(doc, "group"),
-        _int(doc, "atMs"),
-        tuple(points),
-        tuple(str(b) for b in missing),
-        str(doc.get("backend", "store")),
-        topic if isinstance(topic, str) else None,
     )
 
 

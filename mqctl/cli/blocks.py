@@ -1,0 +1,68 @@
+"""Blocks of flags defined once and shared by several commands (the cluster flags, the output
+flags, consumerProgress's over-time flags), in the spirit of sqlite-utils' ``output_options``.
+
+A block is a set of typer parameters plus a factory. ``block(...)`` returns a decorator that adds
+the block's parameters to a command's signature (after the command's own, so ``--help`` lists
+them last) and calls the command with one argument instead: the factory's object built from
+those flags. The command function keeps only the parameters of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One parameter of a block: its Python name, ``Annotated[type, typer.Option(...)]`` and default."""
+
+    name: str
+    annotation: Any
+    default: Any = None
+
+
+def _params(fn: Callable[..., Any], skip: str) -> list[inspect.Parameter]:
+    """The function's parameters with their annotations evaluated (the string annotations of
+    ``from __future__ import annotations`` would not resolve outside the function's module)."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    return [
+        p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
+        for p in inspect.signature(fn).parameters.values()
+        if p.name != skip
+    ]
+
+
+def block(arg: str, flags: Sequence[Flag], build: Callable[..., Any]) -> Callable[[F], F]:
+    """A decorator: the command gains ``flags`` and receives ``arg=build(**their values)``."""
+    names = [f.name for f in flags]
+
+    def decorate(fn: F) -> F:
+        own = _params(fn, skip=arg)
+        clash = {p.name for p in own} & set(names)
+        if clash:
+            raise TypeError(f"{fn.__name__}: {', '.join(sorted(clash))} belong to the {arg} block")
+        added = [
+            inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.annotation
+            )
+            for f in flags
+        ]
+
+        @functools.wraps(fn)
+        def command(**kwargs: Any) -> Any:
+            values = {n: kwargs.pop(n) for n in names}
+            return fn(**kwargs, **{arg: build(**values)})
+
+        params = own + added
+        command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+        return command  # type: ignore[return-value]
+
+    return decorate

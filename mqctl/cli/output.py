@@ -1,0 +1,97 @@
+"""The output flags, defined once: ``-o/--output table|plain|json|csv`` (table on a terminal,
+mqadmin's plain layout when piped) and, where a command prints headers, ``--no-headers``.
+``@output_options()`` adds them to a command, which receives one ``Output``; ``emit`` writes one
+result in the chosen format, importing only that format's renderer.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Annotated, Any, TextIO, TypeVar
+
+import typer
+
+from mqctl.cli.blocks import Flag, block
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    plain = "plain"
+    json = "json"
+    csv = "csv"
+
+
+def resolve_format(fmt: OutputFormat | None) -> OutputFormat:
+    """table on a terminal, mqadmin's plain layout when piped (scripts written for mqadmin keep working)."""
+    if fmt is not None:
+        return fmt
+    return OutputFormat.table if sys.stdout.isatty() else OutputFormat.plain
+
+
+_OUTPUT_HELP = "table (default on a terminal), plain (mqadmin's layout, default when piped), json or csv."
+OutputOpt = Annotated[
+    OutputFormat | None,
+    typer.Option("--output", "-o", help=_OUTPUT_HELP, show_default=False, case_sensitive=False),
+]
+# resetOffsetByTime: -o is mqadmin's --offset there.
+OutputLongOpt = Annotated[
+    OutputFormat | None, typer.Option("--output", help=_OUTPUT_HELP, show_default=False, case_sensitive=False)
+]
+NoHeadersOpt = Annotated[bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")]
+
+
+@dataclass(frozen=True)
+class Output:
+    """The output flags of one command line."""
+
+    requested: OutputFormat | None = None
+    no_headers: bool = False
+
+    @property
+    def fmt(self) -> OutputFormat:
+        return resolve_format(self.requested)
+
+    @property
+    def headers(self) -> bool:
+        return not self.no_headers
+
+
+def output_options(*, short: bool = True, headers: bool = False, arg: str = "out") -> Callable[[F], F]:
+    """Add -o/--output (``short=False``: --output only) and, with ``headers``, --no-headers; the
+    command then takes ``out: Output`` (or the name ``arg`` gives)."""
+    flags = [Flag("requested", OutputOpt if short else OutputLongOpt)]
+    if headers:
+        flags.append(Flag("no_headers", NoHeadersOpt, False))
+    return block(arg, flags, Output)
+
+
+def emit(
+    fmt: OutputFormat,
+    out: TextIO,
+    *,
+    plain: Callable[[TextIO], None],
+    table: Callable[[TextIO], None],
+    json_doc: Callable[[], dict],
+    csv: Callable[[], tuple[Sequence[str], Iterable[Sequence[object]]]],
+    headers: bool = True,
+) -> None:
+    """Write one result in the chosen format; each renderer is only called (and imported) if chosen."""
+    if fmt is OutputFormat.plain:
+        plain(out)
+    elif fmt is OutputFormat.json:
+        from mqctl.render.jsonout import write_json
+
+        write_json(json_doc(), out)
+    elif fmt is OutputFormat.csv:
+        from mqctl.render.csvout import write_csv
+
+        columns, rows = csv()
+        write_csv(columns if headers else None, rows, out)
+    else:
+        table(out)
+    out.flush()

@@ -1,0 +1,154 @@
+"""Samples of a consumer group over time, taken on ONE backend kept across samples.
+
+A live backend keeps its connections, its routes (re-asked after ``ROUTE_TTL_S``, as the Java
+client polls the name server every 30 s) and gets a fresh deadline per sample; a store backend
+re-reads its files. Between samples the sampler keeps what cannot change: the store time of the
+message at a queue position (a lagging queue that did not move costs no request) and the stuck
+message already looked up for a (queue, committed offset).
+
+Each sample goes to a *sink*, a callable that draws it (the --watch table, a JSON line) or sends
+it on; ``run`` then appends it to the --history file and applies the --max-status gate, so a
+sink only ever draws.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mqctl.errors import MqctlError
+
+if TYPE_CHECKING:
+    from mqctl.backends.base import Backend
+    from mqctl.model import GroupProgress, MessageQueue, QueueOffset, Rules, Sample, StuckMessage, WatchView
+
+STORE_NOTE = (
+    "on a store, committed offsets change only when the broker flushes consumerOffset.json (about every "
+    "5 s) and consumers persist them about every 5 s: rates are coarse; an interval of 5 s or more reads better"
+)
+
+
+@dataclass(frozen=True)
+class Tick:
+    """One sample as a sink receives it: the window judged, the stuck messages of its STUCK and
+    STALL queues, the consumerProgress read it came from, and warnings not given before."""
+
+    view: WatchView
+    stuck: dict[MessageQueue, StuckMessage]
+    progress: GroupProgress
+    warnings: list[str] = field(default_factory=list)
+
+
+Sink = Callable[[Tick], None]
+
+
+class GroupSampler:
+    """Takes samples of ``group`` (and ``topic``) on ``backend``, which it refreshes before each
+    one. ``seed``: earlier samples (a --history file's) that start the window."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        group: str,
+        topic: str | None,
+        rules: Rules,
+        *,
+        retry_scan: int = 200,
+        seed: Sequence[Sample] = (),
+    ) -> None:
+        self.backend, self.group, self.topic, self.rules = backend, group, topic, rules
+        self.retry_scan = retry_scan
+        # Three windows: a queue whose broker drops out keeps its window for a while (stale).
+        self.samples: deque[Sample] = deque(seed, maxlen=rules.window * 3)
+        self.stuck_cache: dict[tuple[MessageQueue, int], StuckMessage] = {}
+        self.time_cache: dict[QueueOffset, int] = {}
+        self._said: set[str] = set()
+        self._first = True
+
+    def take(self, now_ms: int | None = None) -> Tick:
+        from mqctl.ops import progress
+        from mqctl.ops.watch import rules
+
+        if not self._first:
+            self.backend.refresh()
+        result = progress.group_progress(
+            self.backend, self.group, self.topic, now_ms=now_ms, time_cache=self.time_cache
+        )
+        self.samples.append(rules.sample_from_progress(result, self.backend.kind, self.topic))
+        view = rules.evaluate(self.samples, self.rules)
+        notes: list[str] = []
+        stuck = self._stuck(view, notes)
+        if self._first and self.backend.kind.reads_files:
+            notes.insert(0, STORE_NOTE)
+        self._first = False
+        return Tick(view, stuck, result, self._once([*result.warnings, *notes]))
+
+    def _stuck(self, view: WatchView, notes: list[str]) -> dict[MessageQueue, StuckMessage]:
+        """The stuck message of each STUCK and STALL queue, looked up once per committed offset."""
+        from mqctl.ops.watch import why
+
+        out: dict[MessageQueue, StuckMessage] = {}
+        for w in view.queues:
+            if w.stale or w.status not in ("STUCK", "STALL"):
+                continue
+            key = (w.point.queue, w.point.consumer_offset)
+            if key not in self.stuck_cache:
+                try:
+                    self.stuck_cache[key] = why.stuck_message(
+                        self.backend,
+                        self.group,
+                        why.stat_from_point(w.point),
+                        now_ms=view.sample.at_ms,
+                        retry_scan=self.retry_scan,
+                    )
+                except MqctlError as e:
+                    q = key[0]
+                    notes.append(f"the stuck message of {q.topic}/{q.broker_name}/{q.queue_id}: {e.message}")
+                    continue
+            out[w.point.queue] = self.stuck_cache[key]
+        return out
+
+    def _once(self, lines: Iterable[str]) -> list[str]:
+        """Each warning once, not once per sample."""
+        fresh = [line for line in dict.fromkeys(lines) if line not in self._said]
+        self._said.update(fresh)
+        return fresh
+
+
+def ticks(interval_s: float, samples: int | None = None, now_ms: int | None = None) -> Iterator[int | None]:
+    """Sample times: None (the clock) every ``interval_s`` seconds, or with ``now_ms`` a fake
+    clock stepping by the interval; ``samples`` ends it. A sample slower than the interval
+    starts the next one at once."""
+    n, next_at = 0, time.monotonic()
+    while samples is None or n < samples:
+        delay = next_at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        next_at = max(next_at + interval_s, time.monotonic())
+        yield None if now_ms is None else now_ms + round(n * interval_s * 1000)
+        n += 1
+
+
+def run(
+    sampler: GroupSampler,
+    times: Iterable[int | None],
+    sink: Sink,
+    *,
+    history: Path | None = None,
+    max_status: str | None = None,
+) -> None:
+    """Sample at each of ``times``: the sink draws the tick, then the sample is appended to
+    ``history`` and the ``max_status`` gate applied (CheckFailedError after the sink drew it)."""
+    from mqctl.ops.watch import codec, rules
+    from mqctl.ops.watch.history import append_line
+
+    for t in times:
+        tick = sampler.take(t)
+        sink(tick)
+        if history is not None:
+            append_line(history, codec.sample_line(tick.view, tick.stuck))
+        rules.check_status(tick.view, max_status)
