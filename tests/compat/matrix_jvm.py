@@ -25,7 +25,15 @@ JVM_SMALL = (
     "-Xlog:all=warning,cds*=off:stderr",
 )
 
-__all__ = ["JVM_OPENS", "JVM_SMALL", "compile_java", "free_port", "missing_prerequisite", "port_open"]
+__all__ = [
+    "JVM_OPENS",
+    "JVM_SMALL",
+    "compile_grpc_java",
+    "compile_java",
+    "free_port",
+    "missing_prerequisite",
+    "port_open",
+]
 
 
 def missing_prerequisite(version: RmqVersion) -> str | None:
@@ -54,27 +62,39 @@ def compile_java(lib: Path) -> Path:
     The jar lives next to ``lib`` (one per RocketMQ version and source hash): the same sources
     compile against the 4.x and the 5.x client (java/Admin.java avoids the moved classes).
     """
-    sources = sorted(JAVA_SRC.glob("*.java"))
+    return _compile(sorted(JAVA_SRC.glob("*.java")), lib, "compat-helpers.jar")
+
+
+def compile_grpc_java(grpc_lib: Path) -> Path:
+    """Compile java/grpc/*.java against the gRPC client (rocketmq-client-java) in ``grpc_lib``.
+
+    Kept apart from :func:`compile_java`: the gRPC client's shaded jar and the remoting client
+    (with its own gRPC/protobuf) must not share a classpath.
+    """
+    return _compile(sorted((JAVA_SRC / "grpc").glob("*.java")), grpc_lib, "compat-grpc-helpers.jar")
+
+
+def _compile(sources: Sequence[Path], lib: Path, jar_name: str) -> Path:
     digest = hashlib.sha256()
     for src in sources:
         digest.update(src.name.encode() + b"\0" + src.read_bytes())
     out = lib.parent / f"classes-{digest.hexdigest()[:12]}"
     if (out / ".complete").is_file():
-        return out / "compat-helpers.jar"
+        return out / jar_name
     staging = lib.parent / f"{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     javac = ["javac", "-nowarn", "-encoding", "UTF-8", "-cp", f"{lib}/*", "-d", str(staging / "classes")]
     _run_or_raise([*javac, *map(str, sources)], "javac", staging)
     # A jar, not a class directory: AppCDS refuses non-empty directories on the class path.
-    jar = ["jar", "cf", str(staging / "compat-helpers.jar"), "-C", str(staging / "classes"), "."]
+    jar = ["jar", "cf", str(staging / jar_name), "-C", str(staging / "classes"), "."]
     _run_or_raise(jar, "jar", staging)
     (staging / ".complete").write_text("ok\n")
     try:
         staging.rename(out)
     except OSError:  # another session won the race; its copy is identical
         shutil.rmtree(staging, ignore_errors=True)
-    return out / "compat-helpers.jar"
+    return out / jar_name
 
 
 # --------------------------------------------------------------------------- ports

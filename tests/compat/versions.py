@@ -10,6 +10,8 @@ Also a tiny CLI for ``fetch-classpath.sh`` (the single source of the version tab
 
     python3 versions.py list            # the cells of MQCTL_COMPAT_VERSIONS or the default
     python3 versions.py maven 5.5.1     # "5.5.1 5.5.0": broker line, tools line
+    python3 versions.py proxy 5.5.1     # "5.5.0": the rocketmq-proxy version (exit 1 on 4.x)
+    python3 versions.py grpc-client     # the rocketmq-client-java version of every 5.x cell
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_VERSIONS = ("4.9.7", "5.3.3", "5.5.1")
+# The gRPC client (SimpleConsumer, PushConsumer over gRPC) of every 5.x cell: one version that
+# talks to the 5.3.3 proxy (rocketmq-proto 2.0.4) and the 5.5.0 proxy (rocketmq-proto 2.1.2).
+GRPC_CLIENT_VERSION = "5.2.0"
 ENV_VERSIONS = "MQCTL_COMPAT_VERSIONS"
 
 # JDK 17 flags. 4.9.7 needs java.nio and jdk.internal.ref (MappedFile.clean on shutdown and file
@@ -81,6 +86,14 @@ class RmqVersion:
         return "C" if self.legacy else "B"
 
     @property
+    def proxy(self) -> str | None:
+        """Maven version of ``rocketmq-proxy`` for this cell, None when the line has none (4.x).
+
+        The tools line: rocketmq-proxy 5.5.1 is not on Central, a 5.5.1 cell runs the 5.5.0 proxy
+        (on the cell's broker/common/remoting jars, like its name server)."""
+        return None if self.legacy else self.tools
+
+    @property
     def description(self) -> str:
         if self.broker == self.tools:
             return f"RocketMQ {self.name}"
@@ -136,6 +149,20 @@ def classpath_ready(v: RmqVersion) -> bool:
     return (lib_dir(v) / ".complete").is_file()
 
 
+def proxy_lib_dir(v: RmqVersion) -> Path:
+    """The proxy's jars (rocketmq-proxy and its dependencies, the cell's pins) for a 5.x cell."""
+    return version_dir(v) / "proxy-lib"
+
+
+def grpc_client_dir() -> Path:
+    """The gRPC client's jar(s), shared by every 5.x cell (kept apart from the remoting client)."""
+    return cache_root() / f"rocketmq-client-java-{GRPC_CLIENT_VERSION}" / "lib"
+
+
+def proxy_classpath_ready(v: RmqVersion) -> bool:
+    return (proxy_lib_dir(v) / ".complete").is_file() and (grpc_client_dir() / ".complete").is_file()
+
+
 # --------------------------------------------------------------------------- 4.x logback
 
 # 4.x NamesrvStartup / BrokerStartup / MQAdminStartup configure logback 1.2 from
@@ -175,7 +202,16 @@ def _main(argv: list[str]) -> int:
         v = get(argv[1])
         print(f"{v.broker} {v.tools}")
         return 0
-    print("usage: versions.py list | maven VERSION", file=sys.stderr)
+    if argv[:1] == ["proxy"] and len(argv) == 2:
+        proxy = get(argv[1]).proxy
+        if proxy is None:
+            return 1
+        print(proxy)
+        return 0
+    if argv == ["grpc-client"]:
+        print(GRPC_CLIENT_VERSION)
+        return 0
+    print("usage: versions.py list | maven VERSION | proxy VERSION | grpc-client", file=sys.stderr)
     return 2
 
 
