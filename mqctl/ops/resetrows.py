@@ -1,0 +1,124 @@
+"""What every reset plan rests on, whatever produced it (new targets, a plan file, a journal's
+undo): each queue as it stands now (committed offset, min, max), the warnings of a row, the store
+time at each target, and the notes of the plan's first line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from mqctl.errors import NotFoundError
+from mqctl.model import (
+    W_BELOW_MIN,
+    W_EMPTY,
+    W_NO_COMMIT,
+    ConsumeStats,
+    MessageQueue,
+    PlanRow,
+    QueueOffset,
+    ResetPlan,
+)
+
+if TYPE_CHECKING:
+    from mqctl.backends.base import Backend
+
+
+@dataclass(frozen=True)
+class QueueNow:
+    """What a plan row starts from: a queue, its committed offset (-1 none), min and max."""
+
+    mq: MessageQueue
+    current: int
+    mn: int
+    mx: int
+
+
+def queues_of(stats: ConsumeStats) -> dict[MessageQueue, QueueNow]:
+    """The queues of complete stats: a plan over part of a topic would be a wrong plan."""
+    if stats.failures:
+        from mqctl.errors import ExitStatus, MqctlError
+
+        names = "; ".join(f"{f.broker_name} ({f.addr}): {f.message}" for f in stats.failures)
+        err = MqctlError(f"cannot plan without every broker of the group: {names}")
+        err.exit_status = ExitStatus(max(f.exit_status for f in stats.failures))
+        raise err
+    return {
+        q.queue: QueueNow(
+            q.queue, q.consumer_offset if q.committed is not False else -1, q.min_offset or 0, q.broker_offset
+        )
+        for q in stats.queues
+    }
+
+
+def row_warnings(current: int, mn: int, mx: int) -> list[str]:
+    """The warnings every plan row gets from where its queue stands (new plans, files, undo)."""
+    out = []
+    if mn == mx:
+        out.append(W_EMPTY)
+    if current < 0:
+        out.append(W_NO_COMMIT)
+    elif current < mn:
+        out.append(W_BELOW_MIN)
+    return out
+
+
+def with_times(backend: Backend, planned: list[tuple[QueueNow, int, list[str]]]) -> tuple[PlanRow, ...]:
+    """Rows with the store time of the message at each target (one batch; -1 where none)."""
+    inside = [(q, t) for q, t, _w in planned if q.mn <= t < q.mx]
+    times = dict(
+        zip((q.mq for q, _t in inside), backend.store_times([QueueOffset(q.mq, t) for q, t in inside]))
+    )
+    return tuple(
+        PlanRow(
+            q.mq.topic,
+            q.mq.broker_name,
+            q.mq.queue_id,
+            q.current,
+            t,
+            q.mn,
+            q.mx,
+            max(times.get(q.mq, -1), -1),  # unreadable (a damaged store, warned) shows as none
+            tuple(w),
+        )
+        for q, t, w in planned
+    )
+
+
+def with_online_note(backend: Backend, plan: ResetPlan) -> ResetPlan:
+    """Live: whether the group has clients online, which decides how a reset is applied."""
+    from mqctl.errors import MqctlError, NotAvailableError
+
+    try:
+        clients = len(backend.consumer_connection(plan.group).connections)
+    except NotAvailableError:
+        return plan  # a store: no clients to tell
+    except MqctlError:
+        clients = 0
+    plan = replace(plan, online=bool(clients))
+    if clients:
+        return note(plan, f"group online ({clients} client(s)): the brokers reset and tell the clients")
+    return note(plan, "group offline: nobody consumes, the brokers take the offsets as they are")
+
+
+def note(plan: ResetPlan, text: str) -> ResetPlan:
+    """The plan with a note for its first output line."""
+    return replace(plan, warnings=(*plan.warnings, text))
+
+
+def current_queues(backend: Backend, group: str, mqs: list[MessageQueue]) -> dict[MessageQueue, QueueNow]:
+    """The queues a plan file or journal names, as they stand now (one stats question per topic)."""
+    found: dict[MessageQueue, QueueNow] = {}
+    for topic in dict.fromkeys(mq.topic for mq in mqs):
+        try:
+            found.update(queues_of(backend.consume_stats(group, topic)))
+        except NotFoundError:
+            pass  # reported per queue below, naming the broker
+    brokers = set(backend.broker_names())
+    for mq in mqs:
+        if mq.broker_name not in brokers:
+            raise NotFoundError(
+                f"unknown broker {mq.broker_name!r} (known: {', '.join(sorted(brokers)) or 'none'})"
+            )
+        if mq not in found:
+            raise NotFoundError(f"topic {mq.topic!r} does not exist on broker {mq.broker_name!r}")
+    return found
