@@ -77,6 +77,21 @@ def _int_field(row: Mapping, key: str, path: Path, n: int) -> int:
     raise _bad_plan(path, f"row {n}: {key} is missing or not an integer")
 
 
+_LONG_MAX = 2**63 - 1  # offsets are Java longs on the broker
+_INT_MAX = 2**31 - 1  # queue ids are Java ints
+
+
+def _check_bounds(row: PlanFileRow, path: Path, n: int) -> None:
+    """What no broker could hold: the plan is wrong (exit 2), whatever the cluster says."""
+    for key, value, low, high in (
+        ("queueId", row.queue_id, 0, _INT_MAX),
+        ("currentOffset", row.current_offset, -1, _LONG_MAX),
+        ("targetOffset", row.target_offset, 0, _LONG_MAX),
+    ):
+        if not low <= value <= high:
+            raise _bad_plan(path, f"row {n}: {key} {value} is not in [{low}, {high}]")
+
+
 def load_plan_file(path: Path) -> PlanFile:
     """A plan exported with --export (JSON or CSV by extension)."""
     try:
@@ -136,8 +151,7 @@ def load_plan_file(path: Path) -> PlanFile:
             _int_field(r, "currentOffset", path, n),
             _int_field(r, "targetOffset", path, n),
         )
-        if row.target_offset < 0:
-            raise _bad_plan(path, f"row {n}: negative targetOffset")
+        _check_bounds(row, path, n)
         key = (row.topic, row.broker_name, row.queue_id)
         if key in seen:
             raise _bad_plan(path, f"row {n}: queue listed twice")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from mqctl.errors import RefusedError
 from mqctl.model import MessageQueue, OffsetChange, ResetPlan, Target
-from mqctl.ops.resetrows import current_queues, note, row_warnings, with_online_note, with_times
+from mqctl.ops.resetrows import check_ranges, current_queues, note, row_warnings, with_online_note, with_times
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -24,8 +24,10 @@ def _replan(
     moved_message: Callable[[list[str]], str],
     undo_of: str | None = None,
 ) -> ResetPlan:
-    """Rows for fixed (queue, recorded current, target); refuse if anything moved."""
-    now = current_queues(backend, group, [mq for mq, _r, _t in items])
+    """Rows for fixed (queue, recorded current, target); refuse if anything moved or a target lies
+    outside its queue's range (the dry run says so as the write would)."""
+    source = f"plan file {target.text}" if undo_of is None else f"journal {undo_of}"
+    now = current_queues(backend, group, [mq for mq, _r, _t in items], source)
     planned, moved = [], []
     for mq, recorded, tgt in items:
         q = now[mq]
@@ -48,6 +50,7 @@ def _replan(
         undo_of=undo_of,
         rocketmq_version=backend.rocketmq_version(),
     )
+    check_ranges(plan, now)
     return with_online_note(backend, plan)
 
 
@@ -71,7 +74,7 @@ def _landed_changes(backend: Backend, record: JournalRecord) -> tuple[list[Offse
     writes. Look at what the cluster holds: the changes that landed (to undo) and how many never
     did (nothing to undo there)."""
     changed = [c for c in record.changes if c.before != c.after]  # unchanged: nothing to undo
-    now = current_queues(backend, record.group, [c.queue for c in changed])
+    now = current_queues(backend, record.group, [c.queue for c in changed], f"journal {record.id}")
     landed, not_landed, moved = [], 0, []
     for c in changed:
         current = now[c.queue].current

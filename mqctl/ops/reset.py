@@ -28,7 +28,16 @@ from mqctl.model import (
     is_legacy,
 )
 from mqctl.ops.replan import plan_from_file, plan_undo
-from mqctl.ops.resetrows import QueueNow, note, queues_of, row_warnings, with_online_note, with_times
+from mqctl.ops.resetrows import (
+    QueueNow,
+    check_ranges,
+    current_queues,
+    note,
+    queues_of,
+    row_warnings,
+    with_online_note,
+    with_times,
+)
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -162,9 +171,12 @@ def plan_reset(
 
 def apply_plan(backend: Backend, plan: ResetPlan) -> JournalRecord:
     """Write the plan through the backend (two phases) with a journal record for undo; refuses if
-    any current offset moved since planning."""
+    any current offset moved since planning, and (the one seam every write passes) if any target
+    lies outside its queue's range as the backend has it right now."""
     from mqctl.ops.journal import apply_journalled
 
+    mqs = [MessageQueue(r.topic, r.broker_name, r.queue_id) for r in plan.rows]
+    check_ranges(plan, current_queues(backend, plan.group, mqs, f"group {plan.group}"))
     targets = {MessageQueue(r.topic, r.broker_name, r.queue_id): r.target_offset for r in plan.rows}
     expected = {MessageQueue(r.topic, r.broker_name, r.queue_id): r.current_offset for r in plan.rows}
     write = backend.begin_offsets_write(plan.group, targets, expected)

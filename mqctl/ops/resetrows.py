@@ -4,10 +4,11 @@ time at each target, and the notes of the plan's first line."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mqctl.errors import NotFoundError
+from mqctl.errors import NotFoundError, RefusedError
 from mqctl.model import (
     W_BELOW_MIN,
     W_EMPTY,
@@ -105,20 +106,74 @@ def note(plan: ResetPlan, text: str) -> ResetPlan:
     return replace(plan, warnings=(*plan.warnings, text))
 
 
-def current_queues(backend: Backend, group: str, mqs: list[MessageQueue]) -> dict[MessageQueue, QueueNow]:
-    """The queues a plan file or journal names, as they stand now (one stats question per topic)."""
+def current_queues(
+    backend: Backend, group: str, mqs: list[MessageQueue], source: str
+) -> dict[MessageQueue, QueueNow]:
+    """The queues a plan file or journal (``source``) names, as they stand now (one stats question
+    per topic); a queue that is not there is named with what is really missing."""
     found: dict[MessageQueue, QueueNow] = {}
     for topic in dict.fromkeys(mq.topic for mq in mqs):
         try:
             found.update(queues_of(backend.consume_stats(group, topic)))
-        except NotFoundError:
-            pass  # reported per queue below, naming the broker
-    brokers = set(backend.broker_names())
+        except NotFoundError as exc:  # an unknown group, or a topic no broker has
+            raise NotFoundError(f"{source}: {exc.message}", exc.hint) from None
     for mq in mqs:
-        if mq.broker_name not in brokers:
-            raise NotFoundError(
-                f"unknown broker {mq.broker_name!r} (known: {', '.join(sorted(brokers)) or 'none'})"
-            )
         if mq not in found:
-            raise NotFoundError(f"topic {mq.topic!r} does not exist on broker {mq.broker_name!r}")
+            raise NotFoundError(f"{source}: {_missing(backend, group, mq)}")
     return found
+
+
+def _missing(backend: Backend, group: str, mq: MessageQueue) -> str:
+    """Why the group's stats have no row for ``mq``: the broker, the topic there, or the queue id."""
+    brokers = list(backend.broker_names())
+    if mq.broker_name not in brokers:
+        return f"unknown broker {mq.broker_name!r} (known: {', '.join(brokers) or 'none'})"
+    route = backend.topic_route(mq.topic)
+    nums = {qd.broker_name: qd.read_queue_nums for qd in route.queue_datas}
+    if mq.broker_name not in nums:
+        return f"topic {mq.topic!r} does not exist on broker {mq.broker_name!r} (it is on {', '.join(nums)})"
+    if not 0 <= mq.queue_id < nums[mq.broker_name]:
+        return (
+            f"queue {mq.queue_id} does not exist: {mq.broker_name} {mq.topic} has queues "
+            f"0..{nums[mq.broker_name] - 1}"
+        )
+    return f"{mq.broker_name} {mq.topic} queue {mq.queue_id}: the consume stats of group {group!r} do not list it"
+
+
+def check_ranges(plan: ResetPlan, now: Mapping[MessageQueue, QueueNow]) -> None:
+    """The range rule every write obeys, whatever produced its targets (flags, a plan file, a
+    journal's undo): a target lies in the backend's [min, max + 1] as it stands now (the broker's
+    own check, max + 1 being "after the last message"), never in a range a file claims. A row that
+    keeps its queue's committed offset writes nothing new. An undo may also put back what the queue
+    held before: no committed offset (-1), or an offset below a min that grew since (its messages
+    expired; the broker reads it as min at the next pull, and a live write sends min)."""
+    undo = plan.undo_of is not None
+    bad = []
+    for r in plan.rows:
+        mq = MessageQueue(r.topic, r.broker_name, r.queue_id)
+        q, t = now[mq], r.target_offset
+        if t in (r.current_offset, q.current) or (undo and -1 <= t <= q.mx + 1):
+            continue
+        if not q.mn <= t <= q.mx + 1:
+            bad.append(
+                f"{mq.broker_name} {mq.topic} queue {mq.queue_id}: {t} is outside {q.mn}..{q.mx + 1} "
+                f"(min {q.mn}, max {q.mx})"
+            )
+    if bad:
+        more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+        raise RefusedError(
+            f"{_source(plan)}: target offset(s) outside the queue's range now: "
+            f"{'; '.join(bad[:3])}{more}; nothing written",
+            "a queue takes offsets from its min to max + 1 (after the last message); the range comes "
+            "from the cluster, not from the plan's minOffset/maxOffset"
+            if plan.target.kind == "file"
+            else "a queue takes offsets from its min to max + 1 (after the last message)",
+        )
+
+
+def _source(plan: ResetPlan) -> str:
+    if plan.target.kind == "file":
+        return f"plan file {plan.target.text}"
+    if plan.undo_of is not None:
+        return f"undo of {plan.undo_of}"
+    return f"reset of group {plan.group}"
