@@ -102,8 +102,14 @@ def _landed_changes(backend: Backend, record: JournalRecord) -> tuple[list[Offse
 
 def plan_undo(backend: Backend, record: JournalRecord) -> ResetPlan:
     """The reverse of a journalled reset: every queue back to its offset before it."""
-    from mqctl.ops.journal import APPLIED
+    from mqctl.ops.journal import APPLIED, REFUSED
 
+    if record.state == REFUSED:
+        raise RefusedError(
+            f"nothing to undo: reset {record.id} was refused by every broker and nothing was written "
+            "(its journal record says refused)",
+            "undo an older reset by its id (the journal directory lists them, newest last)",
+        )
     changes, note_text = list(record.changes), None
     if record.state != APPLIED:
         changes, missing = _landed_changes(backend, record)

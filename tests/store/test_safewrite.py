@@ -247,7 +247,7 @@ def test_read_journal_errors(tmp_path: Path, _journal: Path) -> None:
         journal.read_journal("nope")
     _journal.mkdir()
     (_journal / "bad.json").write_text("{")
-    with pytest.raises(Exception, match="unreadable"):
+    with pytest.raises(StoreError, match="cannot be used"):  # exit 6, naming the file
         journal.read_journal("bad")
 
 
