@@ -26,7 +26,7 @@ from mqctl.cli.reset_args import (
     plan_source,
     target_options,
 )
-from mqctl.errors import ExitStatus, UsageError
+from mqctl.errors import ExitStatus, MqctlError, UsageError
 
 STDOUT = "-"  # --export -: the JSON plan on stdout (ops.planfile.STDOUT)
 
@@ -110,11 +110,19 @@ def reset_offset_by_time(
         if scope.whole_topic:
             plan = ops.note(plan, f"-q {scope.queue_text} means every queue, as in mqadmin")
         journal = ops.apply_plan(backend, plan) if execute else None
-        for w in backend.take_warnings():
-            warn(str(w))
+        warnings = [str(w) for w in backend.take_warnings()]
+    shown: list[str] = []  # the status line, once it is on stderr
+    try:
+        exported = _export(plan, journal, export, export_path, overwrite)
+        _render(plan, journal, out.fmt, scope.ts_text or plan.target.text, scope.ts_long, exported, shown)
+    except (Exception, KeyboardInterrupt) as exc:
+        if journal is None or isinstance(exc, BrokenPipeError):
+            raise
+        raise _landed_then_failed(journal, exc, shown) from exc
+    finally:
+        for w in warnings:
+            warn(w)
     _report_write(journal)
-    exported = _export(plan, journal, export, export_path, overwrite)
-    _render(plan, journal, out.fmt, scope.ts_text or plan.target.text, scope.ts_long, exported)
     _exit_on_missed(journal)
 
 
@@ -179,6 +187,32 @@ def _backend(record, cluster: Cluster, ignore_abort_file: bool):  # type: ignore
     return cluster.open(ignore_abort_file=ignore_abort_file)
 
 
+def _landed_then_failed(journal, exc: BaseException, shown: list[str]) -> MqctlError:  # type: ignore[no-untyped-def]
+    """An --execute whose offsets landed, then a later step (the export, stdout) failed: never a
+    plain failure a script would retry. The first stderr line says it was executed (unless the
+    status line already did), the error follows with exit 9."""
+    from mqctl.cli.errors import os_error_message
+
+    if not shown:
+        sys.stderr.write(
+            f"EXECUTED (journal {journal.id}): the offsets were written and journalled; a later step failed\n"
+        )
+    if isinstance(exc, MqctlError):
+        what = exc.message
+    elif isinstance(exc, OSError):
+        what = os_error_message(exc) if exc.filename else f"writing the output: {exc.strerror or exc}"
+    elif isinstance(exc, KeyboardInterrupt):
+        what = "interrupted"
+    else:
+        what = f"internal error: {type(exc).__name__}: {exc}"
+    err = MqctlError(
+        f"after the reset was applied: {what}",
+        f"the reset landed (journal {journal.id}): do not run it again; --undo {journal.id} takes it back",
+    )
+    err.exit_status = ExitStatus.APPLIED_THEN_FAILED
+    return err
+
+
 def _export(plan, journal, export: str | None, path: Path | None, overwrite: bool) -> str | None:  # type: ignore[no-untyped-def]
     """Write --export after the plan was made (and applied, with --execute); returns where."""
     from mqctl.ops.planfile import render_plan, write_export
@@ -193,19 +227,21 @@ def _export(plan, journal, export: str | None, path: Path | None, overwrite: boo
     return str(path)
 
 
-def _render(plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int, exported: str | None) -> None:  # type: ignore[no-untyped-def]
+def _render(  # type: ignore[no-untyped-def]
+    plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int, exported: str | None, shown: list[str]
+) -> None:
     from mqctl.ops.planfile import CSV_COLUMNS, csv_rows, plan_document
     from mqctl.render import reset as render
 
     status = render.status_line(plan, journal, exported)
     out = sys.stdout
-    if exported == STDOUT:
-        sys.stderr.write(status + "\n")
-        return
-    if fmt in (OutputFormat.plain, OutputFormat.csv):
-        # stdout carries mqadmin's table (or the CSV) alone, so scripts parsing it keep working.
+    if exported == STDOUT or fmt in (OutputFormat.plain, OutputFormat.csv):
+        # stdout carries the plan, mqadmin's table or the CSV alone, so scripts parsing it keep working.
         sys.stderr.write(status + "\n")
         sys.stderr.flush()
+        shown.append(status)
+    if exported == STDOUT:
+        return
     emit(
         fmt,
         out,

@@ -249,7 +249,25 @@ def check_export_target(target: str, protected: Iterable[Path], overwrite: bool)
         )
     if path.exists() and not path.is_file():
         raise UsageError(f"--export {target}: not a regular file")
+    _probe(path, target)
     return path
+
+
+def _probe(path: Path, target: str) -> None:
+    """Create and remove a file next to the target: a directory that takes no new file (/proc, a
+    read-only mount, no permission) is refused before anything is planned or written, never after
+    an --execute landed."""
+    probe = path.with_name(f".{path.name}.{os.getpid()}.mqctl-probe")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as exc:
+        from mqctl.errors import MqctlError
+
+        raise MqctlError(
+            f"--export {target}: cannot create a file in {path.parent}: {exc.strerror or exc}; nothing written",
+            "choose a directory this user can write to",
+        ) from None
 
 
 def render_plan(plan: ResetPlan, journal: JournalRecord | None, csv_form: bool) -> str:

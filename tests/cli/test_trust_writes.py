@@ -1,0 +1,354 @@
+"""Writes mqctl must not take on trust (issue 16): a hand-edited plan, a journal record, an output
+that fails after the offsets landed, the reset's own inputs, the journal's place, the lock.
+
+Each class is a table run through the real CLI against the two small stores of
+tests/ops/reset_stores.py, whose facts are hand-written there: broker-a T q0 min 0 max 10
+(committed 5), q1 empty (none), q2 min 5 max 8 (committed 2), q3 empty (committed 0); broker-b T
+q0 min 0 max 3 (committed 3), q1 empty (none). A queue takes offsets min..max + 1 (the broker's
+resetOffsetInner check), so broker-a q0 takes 0..11 and q2 5..9.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mqctl.cli.app import app
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "store"))
+from _storeparse import quote_int_keys  # noqa: E402
+from reset_stores import build_stores  # noqa: E402
+
+runner = CliRunner()
+
+
+def mqctl(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, ["resetOffsetByTime", *args])
+
+
+def snapshot(*roots: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for r in roots for p in sorted(r.rglob("*")) if p.is_file()}
+
+
+def error_line(stderr: str) -> str:
+    """The one error line (after an optional hint and warnings), never a traceback."""
+    errors = [x for x in stderr.splitlines() if x.startswith("mqctl: error: ")]
+    assert len(errors) == 1 and "Traceback" not in stderr, stderr
+    return errors[0]
+
+
+def committed(root: Path, key: str = "T@G") -> dict[int, int]:
+    """Read with the spec's own recipe (tests/store/_storeparse.py), not mqctl's decoder."""
+    doc = json.loads(quote_int_keys((root / "config" / "consumerOffset.json").read_text()))
+    return {int(q): o for q, o in doc["offsetTable"].get(key, {}).items()}
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
+    stores = build_stores(tmp_path / "stores")
+    s = [a for name, root in stores.items() for a in ("--store", f"{name}={root}")]
+    return {"stores": stores, "S": s, "tmp": tmp_path, "journal": tmp_path / "journal"}
+
+
+def export_plan(env: dict, *target: str) -> dict:
+    path = env["tmp"] / "plan.json"
+    r = mqctl("-g", "G", "-t", "T", *target, *env["S"], "--export", str(path), "--overwrite")
+    assert r.exit_code == 0, r.stderr
+    return json.loads(path.read_text())
+
+
+def row(doc: dict, broker: str, qid: int) -> dict:
+    return next(r for r in doc["rows"] if (r["brokerName"], r["queueId"]) == (broker, qid))
+
+
+# ------------------------------------------------------------------ a hand-edited plan is range-checked
+
+PLAN_EDITS = [
+    # (case, broker, queue, edits to that row, exit, what the error names)
+    (
+        "far-above-max",
+        "broker-a",
+        0,
+        {"targetOffset": 999_999},
+        5,
+        "broker-a T queue 0: 999999 is outside 0..11",
+    ),
+    ("above-max-faked", "broker-a", 0, {"targetOffset": 12, "maxOffset": 10**7}, 5, "12 is outside 0..11"),
+    ("below-min", "broker-a", 2, {"targetOffset": 4}, 5, "broker-a T queue 2: 4 is outside 5..9"),
+    ("below-min-faked", "broker-a", 2, {"targetOffset": 0, "minOffset": 0}, 5, "0 is outside 5..9"),
+    ("other-broker", "broker-b", 0, {"targetOffset": 5}, 5, "broker-b T queue 0: 5 is outside 0..4"),
+    ("max-plus-one", "broker-a", 0, {"targetOffset": 11}, 0, None),  # after the last message: allowed
+    ("min", "broker-a", 2, {"targetOffset": 5}, 0, None),
+    # The plan is wrong whatever the cluster holds: exit 2, naming the plan file and the field.
+    ("long-overflow", "broker-a", 0, {"targetOffset": 2**63}, 2, "targetOffset 9223372036854775808"),
+    ("negative-current", "broker-a", 0, {"currentOffset": -2}, 2, "currentOffset -2"),
+    ("int-overflow-queue", "broker-a", 0, {"queueId": 2**31}, 2, "queueId 2147483648"),
+]
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["execute", "dry-run"])
+@pytest.mark.parametrize(
+    ("case", "broker", "qid", "edits", "code", "named"), PLAN_EDITS, ids=[c[0] for c in PLAN_EDITS]
+)
+def test_a_hand_edited_plan_is_range_checked_against_the_store(  # type: ignore[no-untyped-def]
+    env, case: str, broker: str, qid: int, edits: dict, code: int, named: str | None, execute: bool
+) -> None:
+    doc = export_plan(env, "--to-earliest")
+    row(doc, broker, qid).update(edits)
+    plan = env["tmp"] / "edited.json"
+    plan.write_text(json.dumps(doc))
+    before = snapshot(*env["stores"].values())
+    r = mqctl("--from-file", str(plan), *env["S"], *(["--execute"] if execute else []), "--output", "json")
+    assert r.exit_code == code, r.stderr
+    if code:
+        line = error_line(r.stderr)
+        assert named in line and str(plan) in line, line
+        assert "nothing written" in line or code == 2
+        assert snapshot(*env["stores"].values()) == before
+        assert not env["journal"].exists()  # refused before the journal: nothing to undo
+    elif execute:
+        assert committed(env["stores"][broker])[qid] == edits["targetOffset"]
+
+
+# ------------------------------------------------------------------ an undo is range-checked, its record validated
+
+
+def executed(env: dict, *target: str) -> Path:
+    r = mqctl("-g", "G", "-t", "T", *target, *env["S"], "--execute", "--output", "json")
+    assert r.exit_code == 0, r.stderr
+    return Path(json.loads(r.stdout)["journal"]["path"])
+
+
+def edit_change(doc: dict, broker: str, qid: int, **fields: object) -> None:
+    change = next(c for c in doc["changes"] if (c["brokerName"], c["queueId"]) == (broker, qid))
+    change.update(fields)
+
+
+# --to-latest: broker-a q0 5 -> 10, q1 none -> 0, q2 2 -> 8, q3 0 -> 0; broker-b q0 3 -> 3, q1 none -> 0.
+JOURNAL_EDITS = [
+    # (case, how the record is changed, exit, what the error names besides the file)
+    ("before-negative", lambda d: edit_change(d, "broker-a", 0, before=-7), 6, "before -7"),
+    ("before-string", lambda d: edit_change(d, "broker-a", 0, before="5"), 6, "before is missing or not int"),
+    ("before-bool", lambda d: edit_change(d, "broker-a", 0, before=True), 6, "before is missing or not int"),
+    ("before-float", lambda d: edit_change(d, "broker-a", 0, before=5.0), 6, "before"),
+    ("queue-negative", lambda d: edit_change(d, "broker-a", 0, queueId=-1), 6, "queueId -1"),
+    ("topic-empty", lambda d: edit_change(d, "broker-a", 0, topic=""), 6, "topic is empty"),
+    ("unknown-state", lambda d: d.update(state="done"), 6, "state 'done'"),
+    ("state-number", lambda d: d.update(state=1), 6, "state"),
+    ("no-group", lambda d: d.pop("group"), 6, "group"),
+    ("no-changes", lambda d: d.update(changes=[]), 6, "no changes"),
+    ("change-not-object", lambda d: d["changes"].append(7), 6, "is not an object"),
+    ("queue-twice", lambda d: d["changes"].append(dict(d["changes"][0])), 6, "each queue once"),
+    ("unknown-backend", lambda d: d.update(backend="dashboard"), 6, "backend 'dashboard'"),
+    ("stores-not-paths", lambda d: d.update(stores={"broker-a": 1}), 6, "stores"),
+    ("wrong-schema", lambda d: d.update(schema="mqctl/resetJournal/v0"), 6, "not an mqctl reset journal"),
+    # Valid records whose target lies beyond the queue's end now: refused like any target.
+    ("before-beyond-max", lambda d: edit_change(d, "broker-a", 0, before=12), 5, "12 is outside 0..11"),
+    ("before-huge", lambda d: edit_change(d, "broker-b", 0, before=2**62), 5, "broker-b T queue 0"),
+]
+
+
+@pytest.mark.parametrize(("case", "edit", "code", "named"), JOURNAL_EDITS, ids=[c[0] for c in JOURNAL_EDITS])
+def test_an_undo_trusts_no_journal_record(env, case: str, edit, code: int, named: str) -> None:  # type: ignore[no-untyped-def]
+    path = executed(env, "--to-latest")
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    before = snapshot(*env["stores"].values())
+    for args in (["--undo", "latest"], ["--undo", doc.get("id", path.stem), "--execute"]):
+        r = mqctl(*args, *env["S"])
+        assert r.exit_code == code, (args, r.stderr)
+        line = error_line(r.stderr)
+        assert named in line and "nothing written" in line, line
+        if code == 6:
+            assert str(path) in line, line
+    assert snapshot(*env["stores"].values()) == before
+
+
+def test_an_undo_may_still_restore_no_offset_and_an_offset_below_min(env) -> None:  # type: ignore[no-untyped-def]
+    # broker-a q2 was committed at 2 below its min 5, q1 and broker-b q1 had no offset: an undo puts
+    # exactly that back (the broker reads an offset below min as min at the next pull).
+    executed(env, "--to-latest")
+    r = mqctl("--undo", "latest", "--execute", *env["S"])
+    assert r.exit_code == 0, r.stderr
+    assert committed(env["stores"]["broker-a"]) == {0: 5, 2: 2, 3: 0}
+    assert committed(env["stores"]["broker-b"]) == {0: 3}
+
+
+JOURNAL_FILES = [
+    # (case, how the record file is replaced)
+    ("not-json", lambda p: p.write_text("{")),
+    ("not-utf8", lambda p: p.write_bytes(b'{"schema": "\xff"}')),
+    ("a-list", lambda p: p.write_text("[]")),
+    ("dev-zero", lambda p: (p.unlink(), p.symlink_to("/dev/zero"))),
+    ("a-directory", lambda p: (p.unlink(), p.mkdir())),
+    ("deep-nesting", lambda p: p.write_text("[" * 100_000 + "]" * 100_000)),
+]
+
+
+@pytest.mark.parametrize(("case", "damage"), JOURNAL_FILES, ids=[c[0] for c in JOURNAL_FILES])
+def test_a_journal_file_that_does_not_parse_is_exit_6_naming_it(env, case: str, damage) -> None:  # type: ignore[no-untyped-def]
+    path = executed(env, "--to-latest")
+    damage(path)
+    for ref in ("latest", path.stem):
+        r = mqctl("--undo", ref, *env["S"])
+        assert r.exit_code == 6, r.stderr
+        assert str(path) in error_line(r.stderr)
+
+
+# ------------------------------------------------------------------ plan errors say what is wrong
+
+PLAN_ERRORS = [
+    # (case, edit of the exported --to-earliest plan, exit, the error says, it does not say)
+    (
+        "unknown-group",
+        lambda d: d.update(group="NoSuch"),
+        3,
+        "consumer group 'NoSuch' not found",
+        "does not exist on broker",
+    ),
+    (
+        "queue-99",
+        lambda d: row(d, "broker-a", 0).update(queueId=99),
+        3,
+        "queue 99 does not exist: broker-a T has queues 0..3",
+        "topic",
+    ),
+    (
+        "unknown-topic",
+        lambda d: [r.update(topic="Nope") for r in d["rows"]],
+        3,
+        "'Nope' not found on any broker",
+        "on broker",
+    ),
+    (
+        "topic-elsewhere",
+        lambda d: row(d, "broker-b", 0).update(topic="F"),
+        3,
+        "topic 'F' does not exist on broker 'broker-b'",
+        None,
+    ),
+    (
+        "unknown-broker",
+        lambda d: row(d, "broker-b", 0).update(brokerName="broker-z"),
+        3,
+        "unknown broker 'broker-z'",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "edit", "code", "says", "not_says"), PLAN_ERRORS, ids=[c[0] for c in PLAN_ERRORS]
+)
+def test_plan_errors_say_what_is_really_wrong(
+    env, case: str, edit, code: int, says: str, not_says: str | None
+) -> None:  # type: ignore[no-untyped-def]
+    doc = export_plan(env, "--to-earliest")
+    edit(doc)
+    plan = env["tmp"] / "edited.json"
+    plan.write_text(json.dumps(doc))
+    r = mqctl("--from-file", str(plan), *env["S"])
+    assert r.exit_code == code, r.stderr
+    line = error_line(r.stderr)
+    assert says in line and str(plan) in line, line
+    assert not_says is None or not_says not in line, line
+
+
+# ------------------------------------------------------------------ an --execute that landed is never a plain failure
+
+
+def run_process(args: list[str], env: dict, stdout) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+    proc_env = dict(os.environ, MQCTL_JOURNAL_DIR=str(env["journal"]), COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, "-m", "mqctl", "resetOffsetByTime", *args, *env["S"]],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=proc_env,
+        timeout=60,
+    )
+
+
+LANDED_THEN_FAILED = [
+    # (case, extra flags) — stdout is /dev/full: the offsets land, then printing them fails
+    ("json", ["--output", "json"]),
+    ("table", ["--output", "table"]),
+    ("plain", ["--output", "plain"]),
+    ("csv", ["--output", "csv"]),
+    ("export-stdout", ["--export", "-"]),
+]
+
+
+@pytest.mark.parametrize(("case", "extra"), LANDED_THEN_FAILED, ids=[c[0] for c in LANDED_THEN_FAILED])
+def test_output_failing_after_the_write_says_executed_first_and_exits_9(
+    env, case: str, extra: list[str]
+) -> None:  # type: ignore[no-untyped-def]
+    with open("/dev/full", "w") as full:
+        p = run_process(
+            ["-g", "G", "-t", "T", "--shift-by", "1", "-b", "broker-a", "-q", "0", "--execute", *extra],
+            env,
+            full,
+        )
+    assert p.returncode == 9, p.stderr
+    first = p.stderr.splitlines()[0]
+    (record,) = env["journal"].glob("*.json")
+    assert first.startswith("EXECUTED") and record.stem in first, p.stderr
+    assert "Traceback" not in p.stderr
+    line = error_line(p.stderr)
+    assert "No space left on device" in line, line
+    assert f"--undo {record.stem}" in p.stderr  # the way back is named
+    assert committed(env["stores"]["broker-a"])[0] == 6  # it did land: a retry would apply it twice
+
+
+def test_an_export_that_fails_after_the_write_exits_9(env, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import errno
+
+    from mqctl.ops import planfile
+
+    def full(path: Path, text: str, overwrite: bool) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(planfile, "write_export", full)
+    out = env["tmp"] / "plan.json"
+    r = mqctl(
+        "-g", "G", "-t", "T", "--to-latest", *env["S"], "--execute", "--export", str(out), "--output", "json"
+    )
+    assert r.exit_code == 9, r.stderr
+    (record,) = env["journal"].glob("*.json")
+    assert r.stderr.splitlines()[0].startswith(f"EXECUTED (journal {record.stem})"), r.stderr
+    assert str(out) in error_line(r.stderr)
+    assert committed(env["stores"]["broker-a"]) == {0: 10, 1: 0, 2: 8, 3: 0}
+
+
+EXPORT_PATHS_REFUSED_FIRST = [
+    # (case, --export target): checked before anything is planned or written
+    ("proc", "/proc/plan.json"),
+    ("sys", "/sys/plan.csv"),
+    ("a-file-as-directory", "{tmp}/afile/plan.json"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "target"), EXPORT_PATHS_REFUSED_FIRST, ids=[c[0] for c in EXPORT_PATHS_REFUSED_FIRST]
+)
+def test_an_export_path_that_cannot_be_written_is_refused_before_the_write(
+    env, case: str, target: str
+) -> None:  # type: ignore[no-untyped-def]
+    (env["tmp"] / "afile").write_text("x")
+    before = snapshot(*env["stores"].values())
+    r = mqctl(
+        "-g", "G", "-t", "T", "--to-latest", *env["S"], "--execute", "--export", target.format(tmp=env["tmp"])
+    )
+    assert r.exit_code in (1, 2), r.stderr
+    assert "nothing written" in error_line(r.stderr) or "does not exist" in r.stderr
+    assert snapshot(*env["stores"].values()) == before
+    assert not env["journal"].exists()
