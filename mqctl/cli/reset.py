@@ -99,7 +99,7 @@ def reset_offset_by_time(
     topic = topic.strip() if topic else None
     scope = target.scope(now, from_file, undo)
     _check(execute and dry_run, export)
-    record, plan_file = plan_source(undo, from_file, group)
+    record, plan_file = plan_source(undo, from_file, group, topic)
     if record is None and plan_file is None and (not group or not topic):
         raise UsageError("-g/--group and -t/--topic are required")
     with _backend(record, cluster, unsafe_ignore_abort_file) as backend:
@@ -107,8 +107,8 @@ def reset_offset_by_time(
             check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
         )
         plan = _plan(backend, record, plan_file, from_file, (group, topic, scope, target.forced))
-        if scope.whole_topic:
-            plan = ops.note(plan, f"-q {scope.queue_text} means every queue, as in mqadmin")
+        if scope.note:
+            plan = ops.note(plan, scope.note)
         journal = ops.apply_plan(backend, plan) if execute else None
         warnings = [str(w) for w in backend.take_warnings()]
     shown: list[str] = []  # the status line, once it is on stderr

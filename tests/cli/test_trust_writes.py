@@ -352,3 +352,125 @@ def test_an_export_path_that_cannot_be_written_is_refused_before_the_write(
     assert "nothing written" in error_line(r.stderr) or "does not exist" in r.stderr
     assert snapshot(*env["stores"].values()) == before
     assert not env["journal"].exists()
+
+
+# ------------------------------------------------------------------ the reset's own inputs
+
+MIN = {
+    ("broker-a", 0): 0,
+    ("broker-a", 1): 0,
+    ("broker-a", 2): 5,
+    ("broker-a", 3): 0,
+    ("broker-b", 0): 0,
+    ("broker-b", 1): 0,
+}
+MAX = {
+    ("broker-a", 0): 10,
+    ("broker-a", 1): 0,
+    ("broker-a", 2): 8,
+    ("broker-a", 3): 0,
+    ("broker-b", 0): 3,
+    ("broker-b", 1): 0,
+}
+G = ["-g", "G", "-t", "T"]
+
+INPUTS = [
+    # (case, arguments, exit, expected targets {(broker, queue): offset} or the error's words)
+    ("offset-zero", [*G, "-b", "broker-a", "-q", "1", "-o", "0"], 0, {("broker-a", 1): 0}),
+    (
+        "offset-zero-beyond-max",
+        [*G, "-b", "broker-a", "-q", "2", "-o", "0"],
+        5,
+        "0 not in consume queue range",
+    ),
+    ("epoch-seconds", [*G, "-s", "1795549192"], 2, "looks like epoch seconds (2026-11-24T19:39:52Z)"),
+    ("epoch-seconds-negative-kept", [*G, "-s", "-1795549192"], 0, MAX),  # mqadmin: negative = the end
+    (
+        "epoch-seconds-as-ms",
+        [*G, "-s", "1795549192", "--epoch-ms"],
+        0,
+        MAX,
+    ),  # 1970-01-21: after every message
+    ("epoch-ms-without-s", [*G, "--to-earliest", "--epoch-ms"], 2, "--epoch-ms"),
+    ("epoch-ms-13-digits", [*G, "-s", "1795549192000"], 0, MAX),
+    ("epoch-ms-small", [*G, "-s", "3000"], 0, {("broker-a", 0): 3, ("broker-b", 0): 1}),
+    ("year-0001", [*G, "-s", "0001-01-01#00:00:00:000"], 0, MIN),  # before 1970: the earliest, as 1969
+    ("year-1969", [*G, "-s", "1969-07-20#20:17:40:000"], 0, MIN),
+    ("iso-year-0001", [*G, "-s", "0001-01-01T00:00:00Z"], 0, MIN),
+    ("year-0000", [*G, "-s", "0000-01-01#00:00:00:000"], 2, "malformed timestamp"),
+    ("duration-bare", [*G, "--by-duration", "5"], 2, "has no unit"),
+    ("duration-bare-zero", [*G, "--by-duration", "0"], 2, "has no unit"),
+    (
+        "duration-with-unit",
+        [*G, "--by-duration", "5ms", "--now-ms", "3005"],
+        0,
+        {("broker-a", 0): 3, ("broker-b", 0): 1},
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "args", "code", "expect"), INPUTS, ids=[c[0] for c in INPUTS])
+def test_reset_inputs_mean_what_they_say(env, case: str, args: list[str], code: int, expect) -> None:  # type: ignore[no-untyped-def]
+    r = mqctl(*args, *env["S"], "--output", "json")
+    assert r.exit_code == code, r.stderr
+    if code:
+        assert expect in error_line(r.stderr)
+        return
+    rows = {(x["brokerName"], x["queueId"]): x["targetOffset"] for x in json.loads(r.stdout)["rows"]}
+    assert {k: rows[k] for k in expect} == expect
+
+
+SCOPES = [
+    # (case, arguments, exit, the first line (plain: stderr) says, queues in the plan)
+    (
+        "broker-alone",
+        [*G, "-b", "broker-b", "--to-earliest"],
+        0,
+        "-b broker-b without -q: that broker's queues only",
+        2,
+    ),
+    (
+        "q-minus-one-with-b",
+        [*G, "-b", "broker-a", "-q", "-1", "--to-earliest"],
+        0,
+        "-b broker-a keeps to that broker's",
+        4,
+    ),
+    ("q-minus-one", [*G, "-q", "-1", "--to-earliest"], 0, "-q -1 means every queue", 6),
+]
+
+
+@pytest.mark.parametrize(("case", "args", "code", "says", "queues"), SCOPES, ids=[c[0] for c in SCOPES])
+def test_a_narrowed_scope_is_said_on_the_first_line(
+    env, case: str, args: list[str], code: int, says: str, queues: int
+) -> None:  # type: ignore[no-untyped-def]
+    r = mqctl(*args, *env["S"], "--output", "plain")
+    assert r.exit_code == code, r.stderr
+    first = r.stderr.splitlines()[0]
+    assert says in first and f"{queues} queue(s)" in first, first
+
+
+REPLAYED_ALONE = [
+    # (case, flags added to --from-file / --undo, the error's words)
+    ("broker", ["-b", "broker-a"], "-b/--broker cannot narrow"),
+    ("queue", ["-q", "0"], "-q/--queue cannot narrow"),
+    ("force-false", ["-f", "false"], "-f false cannot narrow"),
+    ("other-topic", ["-t", "U"], "-t/--topic 'U' does not match"),
+    ("other-group", ["-g", "Other"], "-g/--group 'Other' does not match"),
+]
+
+
+@pytest.mark.parametrize("source", ["--from-file", "--undo"])
+@pytest.mark.parametrize(("case", "flags", "says"), REPLAYED_ALONE, ids=[c[0] for c in REPLAYED_ALONE])
+def test_flags_a_plan_file_or_undo_would_ignore_are_refused(
+    env, case: str, flags: list[str], says: str, source: str
+) -> None:  # type: ignore[no-untyped-def]
+    executed(env, "--to-latest")
+    export_plan(env, "--to-earliest")
+    ref = str(env["tmp"] / "plan.json") if source == "--from-file" else "latest"
+    before = snapshot(*env["stores"].values())
+    r = mqctl(source, ref, *flags, *env["S"], "--execute")
+    assert r.exit_code == 2, r.stderr
+    assert says in error_line(r.stderr)
+    assert snapshot(*env["stores"].values()) == before
+    assert mqctl(source, ref, "-g", "G", "-t", "T", *env["S"]).exit_code == 0  # matching -g/-t are fine
