@@ -17,11 +17,12 @@ import os
 import secrets
 import stat
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mqctl.errors import NotFoundError, PartialWriteError, StoreError
+from mqctl.errors import NotFoundError, PartialWriteError, StoreError, UsageError
 from mqctl.model import JOURNAL_SCHEMA, BackendKind, BackendTarget, JournalRecord, MessageQueue, OffsetChange
 
 if TYPE_CHECKING:
@@ -122,6 +123,23 @@ def journal_dir() -> Path:
         return Path(explicit).expanduser()
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state).expanduser() / "mqctl" / "journal"
+
+
+def check_journal_dir(protected: Iterable[Path], directory: Path | None = None) -> Path:
+    """Refuse a journal directory inside a broker store (as --export and --history are): the
+    broker owns everything there, and a journal under config/ could sit beside, or replace, its
+    own files. Checked before anything is written."""
+    d = journal_dir() if directory is None else directory
+    resolved = d.resolve()
+    for root in protected:
+        r = root.resolve()
+        if resolved == r or resolved.is_relative_to(r):
+            source = f"${JOURNAL_ENV}" if os.environ.get(JOURNAL_ENV) else "the journal directory"
+            raise UsageError(
+                f"{source} {d}: refusing to keep the reset journal inside the broker store {root}; nothing written",
+                f"set {JOURNAL_ENV} to a directory outside every store (e.g. ~/.local/state/mqctl/journal)",
+            )
+    return d
 
 
 def _new_id(group: str, now_ms: int) -> str:

@@ -173,8 +173,9 @@ def apply_plan(backend: Backend, plan: ResetPlan) -> JournalRecord:
     """Write the plan through the backend (two phases) with a journal record for undo; refuses if
     any current offset moved since planning, and (the one seam every write passes) if any target
     lies outside its queue's range as the backend has it right now."""
-    from mqctl.ops.journal import apply_journalled
+    from mqctl.ops.journal import apply_journalled, check_journal_dir
 
+    check_journal_dir(backend.protected_paths())
     mqs = [MessageQueue(r.topic, r.broker_name, r.queue_id) for r in plan.rows]
     check_ranges(plan, current_queues(backend, plan.group, mqs, f"group {plan.group}"))
     targets = {MessageQueue(r.topic, r.broker_name, r.queue_id): r.target_offset for r in plan.rows}

@@ -474,3 +474,39 @@ def test_flags_a_plan_file_or_undo_would_ignore_are_refused(
     assert says in error_line(r.stderr)
     assert snapshot(*env["stores"].values()) == before
     assert mqctl(source, ref, "-g", "G", "-t", "T", *env["S"]).exit_code == 0  # matching -g/-t are fine
+
+
+# ------------------------------------------------------------------ the journal never lives in a store
+
+JOURNAL_DIRS = [
+    # (case, environment: {variable: path under {a} = broker-a's store root or {tmp}}, exit)
+    ("in-config", {"MQCTL_JOURNAL_DIR": "{a}/config"}, 2),
+    ("under-config", {"MQCTL_JOURNAL_DIR": "{a}/config/journal"}, 2),
+    ("store-root", {"MQCTL_JOURNAL_DIR": "{a}"}, 2),
+    ("under-root", {"MQCTL_JOURNAL_DIR": "{a}/mqctl-journal"}, 2),
+    ("other-broker", {"MQCTL_JOURNAL_DIR": "{b}/config"}, 2),
+    ("via-symlink", {"MQCTL_JOURNAL_DIR": "{tmp}/link/config"}, 2),
+    ("via-xdg-state", {"MQCTL_JOURNAL_DIR": "", "XDG_STATE_HOME": "{a}/config"}, 2),
+    ("outside", {"MQCTL_JOURNAL_DIR": "{tmp}/elsewhere"}, 0),
+]
+
+
+@pytest.mark.parametrize(("case", "variables", "code"), JOURNAL_DIRS, ids=[c[0] for c in JOURNAL_DIRS])
+def test_the_journal_is_refused_inside_a_store(
+    env, monkeypatch: pytest.MonkeyPatch, case: str, variables: dict, code: int
+) -> None:  # type: ignore[no-untyped-def]
+    a, b, tmp = env["stores"]["broker-a"], env["stores"]["broker-b"], env["tmp"]
+    (tmp / "link").symlink_to(a)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value.format(a=a, b=b, tmp=tmp))
+    before = snapshot(a, env["stores"]["broker-b"])
+    r = mqctl(*G, "--to-latest", *env["S"], "--execute")
+    assert r.exit_code == code, r.stderr
+    if code:
+        line = error_line(r.stderr)
+        assert (
+            "refusing to keep the reset journal inside the broker store" in line and "nothing written" in line
+        )
+        assert snapshot(a, env["stores"]["broker-b"]) == before
+    else:
+        assert len(list((tmp / "elsewhere").glob("*.json"))) == 1
