@@ -26,11 +26,9 @@ can fail or kill the process at each of them (``CRASH_POINTS``).
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,7 @@ from mqctl.errors import (
     UsageError,
 )
 from mqctl.model import MessageQueue, OffsetChange
+from mqctl.store.storelock import broker_lock_held, check_broker_stopped, mqctl_lock
 
 __all__ = ["CRASH_POINTS", "StoreWrite", "broker_lock_held"]
 
@@ -77,7 +76,7 @@ _crash_point: Callable[[str], None] = _no_crash
 Key = tuple[str, str, int]  # (topic, brokerName, queueId)
 
 
-# --------------------------------------------------------------------------------- locks
+# --------------------------------------------------------------------------------- layouts
 
 
 def _root_of(layout: Any) -> Path:
@@ -88,61 +87,6 @@ def _root_of(layout: Any) -> Path:
 def _config_dir(layout: Any) -> Path:
     config = None if isinstance(layout, (str, os.PathLike)) else getattr(layout, "config_dir", None)
     return Path(config) if config is not None else _root_of(layout) / "config"
-
-
-def broker_lock_held(root: Path) -> bool:
-    """True when another process holds the broker's lock on byte 0 of ``<root>/lock``."""
-    path = Path(root) / "lock"
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        # Cannot open it read-write (another user's broker): we cannot prove it is free.
-        return True
-    try:
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
-        except OSError as exc:
-            if exc.errno in (errno.EACCES, errno.EAGAIN):
-                return True
-            raise
-        fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0)
-        return False
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _mqctl_lock(config_dir: Path, broker: str) -> Iterator[None]:
-    # flock (not fcntl) on the directory: independent of the broker's fcntl lock, and it
-    # conflicts between two open descriptions even inside one process.
-    fd = os.open(config_dir, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise RefusedError(
-                    f"{broker}: another mqctl reset holds the lock on {config_dir}; nothing written"
-                ) from None
-            raise
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
-
-
-def _check_broker_stopped(broker: str, root: Path, force_abort_file: bool) -> None:
-    if broker_lock_held(root):
-        raise RefusedError(
-            f"{broker}: the broker holds its store lock ({root / 'lock'}): it is running and would "
-            "overwrite the change from memory within seconds; stop it first (nothing written)"
-        )
-    if (root / "abort").exists() and not force_abort_file:
-        raise RefusedError(
-            f"{broker}: {root / 'abort'} exists: the broker did not shut down cleanly or runs where its "
-            "lock is not visible; if it is certainly stopped, pass --unsafe-ignore-abort-file (nothing written)"
-        )
 
 
 # --------------------------------------------------------------------------------- reading
@@ -312,11 +256,11 @@ class StoreWrite:
         for b in self._names:
             if not self._configs[b].is_dir():
                 raise StoreError(f"{b}: {self._roots[b]} is not a broker store (no config/ directory)")
-            _check_broker_stopped(b, self._roots[b], self._force)
+            check_broker_stopped(b, self._roots[b], self._force)
             _refuse_rocksdb_offsets(b, self._configs[b])
         try:
             for b in self._names:
-                self._stack.enter_context(_mqctl_lock(self._configs[b], b))
+                self._stack.enter_context(mqctl_lock(self._configs[b], b))
             _crash_point("locked")
             self._read_all()
         except BaseException:
@@ -355,7 +299,7 @@ class StoreWrite:
         _crash_point("journal-written")
         # Re-check right before the commit point: a broker started since the first check wins.
         for b in self._names:
-            _check_broker_stopped(b, self._roots[b], self._force)
+            check_broker_stopped(b, self._roots[b], self._force)
         done: list[str] = []
         try:
             for b in self._names:
