@@ -60,6 +60,7 @@ complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l overwrit
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l from-file -r -F -d 'Use a plan written by --export.'
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l undo -r -d 'Plan the reverse of a journalled reset.'
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l unsafe-ignore-abort-file -d 'Write although the store has an abort file (never while the broker holds its loc'
+complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l lock-timeout -r -d 'A store: wait this long for another mqctl reset of the same store to finish (0: '
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l timestamp -s s -r -d 'now | epoch millis | yyyy-MM-dd#HH:mm:ss:SSS (local) | ISO 8601 with offset.'
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l force -s f -r -d 'false: only move queues backwards.'
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l broker -s b -r -d 'Broker NAME: with -q one queue; alone, only that broker\'s queues.'

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,16 +19,21 @@ from mqctl.cli.reset_args import (
     ExportOpt,
     FromFileOpt,
     GroupOpt,
+    LockTimeoutOpt,
     NowMsOpt,
     OverwriteOpt,
     TargetFlags,
     TopicOpt,
     UndoOpt,
     UnsafeIgnoreAbortFileOpt,
+    lock_timeout_seconds,
     plan_source,
     target_options,
 )
 from mqctl.errors import ExitStatus, MqctlError, UsageError
+
+if TYPE_CHECKING:
+    from mqctl.backends.open import BackendOptions
 
 STDOUT = "-"  # --export -: the JSON plan on stdout (ops.planfile.STDOUT)
 
@@ -85,6 +92,7 @@ def reset_offset_by_time(
     from_file: FromFileOpt = None,
     undo: UndoOpt = None,
     unsafe_ignore_abort_file: UnsafeIgnoreAbortFileOpt = False,
+    lock_timeout: LockTimeoutOpt = 30.0,
     now_ms: NowMsOpt = None,
     *,
     target: TargetFlags,
@@ -102,7 +110,9 @@ def reset_offset_by_time(
     record, plan_file = plan_source(undo, from_file, group, topic)
     if record is None and plan_file is None and (not group or not topic):
         raise UsageError("-g/--group and -t/--topic are required")
-    with _backend(record, cluster, unsafe_ignore_abort_file) as backend:
+    options = cluster.options(ignore_abort_file=unsafe_ignore_abort_file)
+    options = replace(options, lock_timeout=lock_timeout_seconds(lock_timeout), on_lock_wait=_say_waiting)
+    with _backend(record, cluster, options) as backend:
         export_path = (
             check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
         )
@@ -177,14 +187,19 @@ def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-un
     )
 
 
-def _backend(record, cluster: Cluster, ignore_abort_file: bool):  # type: ignore[no-untyped-def]
+def _backend(record, cluster: Cluster, options: BackendOptions):  # type: ignore[no-untyped-def]
     """An undo reopens the cluster its journal names (through the same opener) unless the user
     points elsewhere."""
-    if record is not None and not cluster.store and not cluster.profile and not cluster.namesrv:
-        from mqctl.backends.open import open_backend
+    from mqctl.backends.open import open_backend
 
-        return open_backend(record.target, cluster.options(ignore_abort_file=ignore_abort_file))
-    return cluster.open(ignore_abort_file=ignore_abort_file)
+    if record is not None and not cluster.store and not cluster.profile and not cluster.namesrv:
+        return open_backend(record.target, options)
+    return open_backend(cluster.target(), options)
+
+
+def _say_waiting(message: str) -> None:
+    sys.stderr.write(f"mqctl: {message}\n")
+    sys.stderr.flush()
 
 
 def _landed_then_failed(journal, exc: BaseException, shown: list[str]) -> MqctlError:  # type: ignore[no-untyped-def]

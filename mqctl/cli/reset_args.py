@@ -154,7 +154,24 @@ UnsafeIgnoreAbortFileOpt = Annotated[
     ),
 ]
 
+LockTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--lock-timeout",
+        metavar="SECONDS",
+        help="A store: wait this long for another mqctl reset of the same store to finish (0: do not wait).",
+    ),
+]
+
 NowMsOpt = Annotated[int | None, typer.Option("--now-ms", hidden=True)]
+
+
+def lock_timeout_seconds(value: float) -> float:
+    import math
+
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"--lock-timeout {value}: expected a number of seconds, 0 or more")
+    return value
 
 
 def parse_target(now: int, **given: object) -> tuple[Target, str, int]:

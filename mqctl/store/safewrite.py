@@ -8,7 +8,7 @@ The rules (DESIGN.md "Safety rules for writes", spec/rocketmq-store.md 1.4 and 2
    see it) also refuses, unless the caller passes ``force_abort_file``. Nothing overrides a
    held lock.
 2. Take mqctl's own lock (``flock`` on the config directory: no file is added to the store)
-   so two resets cannot interleave.
+   so two resets cannot interleave; one that finds it held waits up to ``lock_timeout`` seconds.
 3. Re-read the file under that lock; refuse when it does not parse, and refuse when any
    offset differs from what the plan was computed from.
 4. ``StoreWrite`` does 1-3 on entering (phase one: ``changes`` are known, nothing written);
@@ -231,9 +231,14 @@ class StoreWrite:
         *,
         force_abort_file: bool = False,
         now_ms: int | None = None,
+        lock_timeout: float = 0.0,
+        on_lock_wait: Callable[[str], None] | None = None,
     ) -> None:
         self.group = group
         self._force = force_abort_file
+        self._lock_timeout = lock_timeout
+        self._on_lock_wait = on_lock_wait
+        self._said_wait = False
         self._now = int(time.time() * 1000) if now_ms is None else now_ms
         self._by_broker: dict[str, dict[tuple[str, int], int]] = {}
         for (topic, broker, qid), off in offsets.items():
@@ -259,8 +264,8 @@ class StoreWrite:
             check_broker_stopped(b, self._roots[b], self._force)
             _refuse_rocksdb_offsets(b, self._configs[b])
         try:
-            for b in self._names:
-                self._stack.enter_context(mqctl_lock(self._configs[b], b))
+            for b in self._names:  # in name order: two resets never hold one lock each
+                self._stack.enter_context(mqctl_lock(self._configs[b], b, self._lock_timeout, self._waiting))
             _crash_point("locked")
             self._read_all()
         except BaseException:
@@ -270,6 +275,12 @@ class StoreWrite:
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
+
+    def _waiting(self, message: str) -> None:
+        """Say once per write that it waits (one lock per broker, each may be held)."""
+        if not self._said_wait and self._on_lock_wait is not None:
+            self._said_wait = True
+            self._on_lock_wait(message)
 
     def _read_all(self) -> None:
         mismatches: list[str] = []

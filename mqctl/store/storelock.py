@@ -1,6 +1,7 @@
 """The locks a write of a broker's store respects: the broker's own (``<root>/lock``, fcntl on
 byte 0, held while it runs) and mqctl's (flock on the config directory, so two resets never
-interleave). See ``safewrite`` for the write they guard."""
+interleave; a reset that finds it held waits a bounded time for the other to finish). See
+``safewrite`` for the write they guard."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import contextlib
 import errno
 import fcntl
 import os
-from collections.abc import Iterator
+import random
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from mqctl.errors import RefusedError
@@ -40,22 +43,49 @@ def broker_lock_held(root: Path) -> bool:
 
 
 @contextlib.contextmanager
-def mqctl_lock(config_dir: Path, broker: str) -> Iterator[None]:
+def mqctl_lock(
+    config_dir: Path, broker: str, timeout: float = 0.0, on_wait: Callable[[str], None] | None = None
+) -> Iterator[None]:
+    """mqctl's lock on one broker's config directory, waiting up to ``timeout`` seconds for
+    another mqctl reset to release it (``on_wait`` hears that it waits)."""
     # flock (not fcntl) on the directory: independent of the broker's fcntl lock, and it
     # conflicts between two open descriptions even inside one process.
     fd = os.open(config_dir, os.O_RDONLY)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise RefusedError(
-                    f"{broker}: another mqctl reset holds the lock on {config_dir}; nothing written"
-                ) from None
-            raise
+        _flock_within(fd, config_dir, broker, timeout, on_wait)
         yield
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _flock_within(
+    fd: int, config_dir: Path, broker: str, timeout: float, on_wait: Callable[[str], None] | None
+) -> None:
+    """Polled rather than blocking, so the wait is bounded without signals; another reset holds
+    the lock only for its journal record and the file swaps (well under a second each)."""
+    deadline = None
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+        now = time.monotonic()
+        if deadline is None:
+            deadline = now + timeout
+            if timeout > 0 and on_wait is not None:
+                on_wait(
+                    f"{broker}: another mqctl reset holds the lock on {config_dir}; waiting up to "
+                    f"{timeout:g} s (--lock-timeout)"
+                )
+        if now >= deadline:
+            waited = f" after {timeout:g} s" if timeout > 0 else ""
+            raise RefusedError(
+                f"{broker}: another mqctl reset still holds the lock on {config_dir}{waited}; nothing written",
+                "run again once it is done, or wait longer with --lock-timeout SECONDS",
+            )
+        time.sleep(min(deadline - now, random.uniform(0.02, 0.08)))
 
 
 def check_broker_stopped(broker: str, root: Path, force_abort_file: bool) -> None:

@@ -510,3 +510,110 @@ def test_the_journal_is_refused_inside_a_store(
         assert snapshot(a, env["stores"]["broker-b"]) == before
     else:
         assert len(list((tmp / "elsewhere").glob("*.json"))) == 1
+
+
+# ------------------------------------------------------------------ concurrent resets wait for the lock (real processes)
+
+HOLD = """
+import fcntl, os, sys, time
+fds = [os.open(d, os.O_RDONLY) for d in sys.argv[2:]]
+for fd in fds:
+    fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+
+def proc_env(env: dict) -> dict[str, str]:
+    return dict(os.environ, MQCTL_JOURNAL_DIR=str(env["journal"]), COLUMNS="200")
+
+
+LOCK_WAITS = [
+    # (case, seconds another holder keeps mqctl's lock, extra flags, exit, says it waits, elapsed (min, max))
+    ("waits-then-writes", 1.5, [], 0, True, (1.2, 20)),
+    ("times-out", 6.0, ["--lock-timeout", "1"], 5, True, (0.9, 5.5)),
+    ("no-wait", 6.0, ["--lock-timeout", "0"], 5, False, (0, 5.5)),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "hold", "extra", "code", "waits", "elapsed"), LOCK_WAITS, ids=[c[0] for c in LOCK_WAITS]
+)
+def test_a_reset_waits_a_bounded_time_for_another_resets_lock(  # type: ignore[no-untyped-def]
+    env, case: str, hold: float, extra: list[str], code: int, waits: bool, elapsed: tuple[float, float]
+) -> None:
+    import time
+
+    config = env["stores"]["broker-a"] / "config"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(hold), str(config)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        before = snapshot(*env["stores"].values())
+        start = time.monotonic()
+        p = run_process([*G, "--to-latest", "--execute", "--output", "json", *extra], env, subprocess.PIPE)
+        took = time.monotonic() - start
+    finally:
+        holder.kill()
+        holder.wait()
+    assert p.returncode == code, p.stderr
+    said = [x for x in p.stderr.splitlines() if "waiting up to" in x]
+    assert len(said) == (1 if waits else 0), p.stderr
+    if waits:
+        assert (
+            said[0]
+            == f"mqctl: broker-a: another mqctl reset holds the lock on {config}; waiting up to {30 if not extra else 1} s (--lock-timeout)"
+        )
+    assert elapsed[0] <= took <= elapsed[1], took
+    if code:
+        assert "still holds the lock" in error_line(p.stderr) and "nothing written" in p.stderr
+        assert snapshot(*env["stores"].values()) == before
+    else:
+        assert committed(env["stores"]["broker-a"]) == {0: 10, 1: 0, 2: 8, 3: 0}
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "inf"])
+def test_a_lock_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(env, value: str) -> None:  # type: ignore[no-untyped-def]
+    r = mqctl(*G, "--to-latest", *env["S"], "--execute", "--lock-timeout", value)
+    assert r.exit_code == 2 and "--lock-timeout" in error_line(r.stderr), r.stderr
+
+
+def test_ten_resets_of_ten_groups_at_once_all_land(tmp_path: Path) -> None:
+    """The issue's scenario: 10 processes reset 10 different groups of one store at the same
+    moment; each waits its turn for the store's lock, none is refused, none loses another's write."""
+    from mqctl.store.writer import StoreWriter
+
+    root = tmp_path / "store"
+    w = StoreWriter(root, broker_name="broker-a")
+    w.create_topic("T", queues=2)
+    for i in range(10):
+        w.put("T", i % 2, b"m", store_timestamp=1000 + i)  # 5 messages per queue: max 5
+    groups = [f"G{i}" for i in range(10)]
+    for g in groups:
+        w.create_group(g)
+        w.commit_offset(g, "T", 0, 1)
+        w.commit_offset(g, "T", 1, 2)
+    w.close()
+    env = dict(os.environ, MQCTL_JOURNAL_DIR=str(tmp_path / "journal"))
+    args = ["--store", f"broker-a={root}", "-t", "T", "--to-latest", "--execute", "--output", "json"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "mqctl", "resetOffsetByTime", "-g", g, *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for g in groups
+    ]
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    for p in procs:
+        if p.stderr:
+            p.stderr.close()
+    assert [code for code, _err in results] == [0] * 10, results
+    doc = json.loads(quote_int_keys((root / "config" / "consumerOffset.json").read_text()))
+    assert {k: v for k, v in doc["offsetTable"].items() if k.startswith("T@")} == {
+        f"T@{g}": {"0": 5, "1": 5} for g in groups
+    }
+    assert len(list((tmp_path / "journal").glob("*.json"))) == 10
