@@ -48,31 +48,35 @@ no-committed-offset, current-below-min, kept-not-backwards (-f false), beyond-ma
 
 Targets follow the 5.x broker: every queue 0..readQueueNums-1 of the topic on every broker with the
 topic; first message with store time >= the timestamp (LOWER boundary), clamped to [min, max]; now,
-a future time or a negative timestamp go to max. -s accepts: now, epoch millis,
-yyyy-MM-dd#HH:mm:ss:SSS (local time, strict: no month roll-over), ISO 8601 with an offset
-(2026-11-20T10:00:00+08:00 or ...Z). -f false only moves a queue backwards (the legacy rule).
+a future time or a negative timestamp go to max. -s accepts: now, epoch millis (ten digits are
+refused as seconds unless --epoch-ms), yyyy-MM-dd#HH:mm:ss:SSS (local time, strict: no month
+roll-over), ISO 8601 with an offset (2026-11-20T10:00:00+08:00 or ...Z); any date before 1970 is
+the earliest offset. -f false only moves a queue backwards (the legacy rule).
 A 4.x cluster (detected, or --mqadmin-version 4.9.7) follows the 4.9.7 broker instead: the
 consume-queue file chosen by its modification time, the nearest message, no clamp; -s now = -1.
 One queue: -b BROKER_NAME (a store's broker name, not mqadmin's address) -q QUEUE_ID, optionally
 -o OFFSET, which must lie in [min, max+1] (the broker's check; a target of 0 is applied, unlike
-mqadmin).
+mqadmin); -b alone keeps to that broker's queues. Every target (flags, a plan file, an undo) is
+checked against the cluster's [min, max+1] right before the write.
 
 Workflow: review the dry run (or --export plan.json / plan.csv), then --execute, or
 --from-file plan.json --execute, which refuses (exit 5, nothing written) when any current offset
-differs from the one in the plan. Every execute is journalled in $MQCTL_JOURNAL_DIR (default
+differs from the one in the plan or a target lies outside its queue's range. Every execute is journalled in $MQCTL_JOURNAL_DIR (default
 $XDG_STATE_HOME/mqctl/journal or ~/.local/state/mqctl/journal); --undo ID|latest plans the
 reverse (dry run first, refuses if the offsets moved since) and --execute applies it.
 
 Safety on a store: refuses while the broker holds its store lock (it would overwrite the change
 from memory; nothing overrides this), refuses when an abort file is present unless
---unsafe-ignore-abort-file, takes mqctl's own lock, re-reads the file and refuses if it does not
+--unsafe-ignore-abort-file, takes mqctl's own lock (waiting up to --lock-timeout for another
+reset), re-reads the file and refuses if it does not
 parse, keeps the old file as .bak, writes temp + fsync + rename + directory fsync.
 
 Live (-n): an online group's queues are reset by the brokers, which tell the clients; an offline
 group's offsets are written queue by queue; every queue is read back afterwards.
 
 Exit: 0 ok, 2 usage, 3 unknown group/topic/queue/broker, 4 unreachable (or a queue not read
-back), 5 refused (a stale plan, a queue that did not take the write), 6 bad store.
+back), 5 refused (a stale plan, a target out of range, a queue that did not take the write), 6 bad
+store or journal record, 9 executed, then a later step (the export, stdout) failed: do not retry.
 
 mqadmin equivalent: mqadmin resetOffsetByTime -g GROUP -t TOPIC -s TIMESTAMP [-f true|false]
 [-b BROKER_ADDR -q QUEUE_ID [-o OFFSET]] [-c CLUSTER]"""
