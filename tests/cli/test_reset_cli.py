@@ -13,12 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.reset_stores import build_stores  # noqa: E402
 from typer.testing import CliRunner
 
 from mqctl.cli.app import app
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
-from reset_stores import build_stores  # noqa: E402
 
 runner = CliRunner()
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from fakemodel import Broker, Client, Cluster, Msg, Online, Queue, Topic
+from mqctl_testkit.fakemodel import Broker, Client, Cluster, Msg, Online, Queue, Topic
 
 NOW = 1_767_225_600_000  # 2026-01-01T00:00:00Z, passed as --now-ms
 T0 = NOW - 7_200_000  # 2025-12-31T22:00:00Z: the first message
