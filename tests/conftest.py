@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from mqctl_testkit.cli import NOW_MS
 
 from mqctl.store.demo import DemoSummary, build_demo_store
 
 # 2026-01-01T00:00:00Z: a fixed "now" keeps every store time, offset and file byte reproducible.
-DEMO_NOW_MS = 1_767_225_600_000
+DEMO_NOW_MS = NOW_MS
 
 # What a developer's shell may hold that changes mqctl's answers: a cluster (NAMESRV_ADDR, a
 # profile), its settings, where it keeps files, and how a terminal looks.

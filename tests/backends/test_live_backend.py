@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from mqctl_testkit.fakecluster import FakeCluster, signature_ok  # noqa: E402
-from mqctl_testkit.fakemodel import java_hash, tags_code  # noqa: E402
-from mqctl_testkit.live_scenario import ACCESS_KEY, MINUTE, SECRET, T0, build_model, ts  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster, signature_ok
+from mqctl_testkit.fakemodel import java_hash, tags_code
+from mqctl_testkit.live_scenario import ACCESS_KEY, MINUTE, SECRET, T0, build_model, ts
 
 from mqctl.backends.live import LiveBackend  # noqa: E402
 from mqctl.errors import ExitStatus, MqctlError  # noqa: E402

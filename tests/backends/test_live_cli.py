@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
-from mqctl_testkit.fakecluster import FakeCluster  # noqa: E402
-from mqctl_testkit.fakemodel import Cluster, concurrent_hashmap_order, hashset_order, java_hash, tags_code  # noqa: E402
-from mqctl_testkit.live_scenario import MINUTE, NOW, T0, TAGS, Run, build_model, run_batch, ts  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster
+from mqctl_testkit.fakemodel import Cluster, concurrent_hashmap_order, hashset_order, java_hash, tags_code
+from mqctl_testkit.live_scenario import MINUTE, NOW, T0, TAGS, Run, build_model, run_batch, ts
 
 # G1's rows in mqadmin's order (topic, broker, queue id), by hand from the scenario: broker and
 # consumer offsets, inflight (pull - consumer), min offset, the offset of the last consumed

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from mqctl_testkit.fakecluster import ACL_REMARK, FakeCluster, signature_ok  # noqa: E402
-from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli, with_twins  # noqa: E402
+from mqctl_testkit.fakecluster import ACL_REMARK, FakeCluster, signature_ok
+from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli, with_twins
 
 PLAIN = ["consumerProgress", "-g", "G1", "-o", "plain"]
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mqctl_testkit.fakecluster import FakeCluster  # noqa: E402
-from mqctl_testkit.live_scenario import Run, build_model, cli_env, run_cli  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster
+from mqctl_testkit.live_scenario import Run, build_model, cli_env, run_cli
 
 from mqctl.backends.live_write import _resumed  # noqa: E402
 

@@ -18,26 +18,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from mqctl_testkit.reset_stores import build_stores  # noqa: E402
+from mqctl_testkit.cli import invoke as mqctl
+from mqctl_testkit.cli import snapshot, store_args
+from mqctl_testkit.reset_stores import build_stores
 from typer.testing import CliRunner
 
-from mqctl.cli.app import app
 from mqctl.store.writer import StoreWriter
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def mqctl(*args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, list(args))
-
-
-def store_args(stores: dict[str, Path]) -> list[str]:
-    return [a for name, root in stores.items() for a in ("--store", f"{name}={root}")]
-
-
-def snapshot(*roots: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for r in roots for p in sorted(r.rglob("*")) if p.is_file()}
 
 
 def one_error_line(stderr: str) -> str:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mqctl_testkit.watch_store import T0, WatchStore, build  # noqa: E402
+from mqctl_testkit.watch_store import T0, WatchStore, build
 from typer.testing import CliRunner
 
 from mqctl.cli.app import app

@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from mqctl_testkit.fakecluster import FakeCluster  # noqa: E402
-from mqctl_testkit.live_scenario import build_model  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster
+from mqctl_testkit.live_scenario import build_model
 
 
 @pytest.fixture()

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 
 import pytest
-from mqctl_testkit.memory_backend import MemoryBackend  # noqa: E402
+from mqctl_testkit.memory_backend import MemoryBackend
 
 from mqctl.errors import NotFoundError, UsageError
 from mqctl.model import MessageQueue, TopicConfig

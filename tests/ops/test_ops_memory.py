@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mqctl_testkit.memory_backend import MemoryBackend, Queue  # noqa: E402
+from mqctl_testkit.memory_backend import MemoryBackend, Queue
 
 from mqctl.errors import NotFoundError, PartialWriteError, RefusedError
 from mqctl.model import (

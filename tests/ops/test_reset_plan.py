@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mqctl_testkit.reset_stores import build_stores  # noqa: E402
+from mqctl_testkit.reset_stores import build_stores
 
 from mqctl.backends.store import StoreBackend
 from mqctl.errors import NotFoundError, RefusedError, UsageError

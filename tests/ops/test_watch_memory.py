@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from mqctl_testkit.memory_backend import MemoryBackend, Queue  # noqa: E402
+from mqctl_testkit.memory_backend import MemoryBackend, Queue
 
 from mqctl.errors import NotFoundError, UsageError
 from mqctl.model import MessageQueue, QueueOffset, Rules, Sample, StoredMessage, TopicConfig
