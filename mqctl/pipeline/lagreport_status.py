@@ -1,6 +1,6 @@
 """lagReport --status: consumerProgress --watch's status rules over the fleet's history, on Spark.
 
-The rules are not written here. They are the pure functions of mqctl/ops/watch.py (samples in,
+The rules are not written here. They are the pure functions of mqctl/ops/watch/rules.py (samples in,
 status out), handed in by the CLI as a ``StatusRules`` (the pipeline does not import ops; see
 docs/internals.md) and run on the executors through mapInArrow, once per queue:
 
