@@ -9,6 +9,7 @@ from typer.core import TyperGroup
 
 from mqctl import __version__
 from mqctl.cli import allocate, connection, demo, lagreport, progress, reset
+from mqctl.cli.command import MqctlCommand
 from mqctl.cli.errors import set_debug
 
 
@@ -80,12 +81,13 @@ def _main(
     set_debug(debug)
 
 
-app.command("consumerProgress")(progress.consumer_progress)
-app.command("allocateMQ")(allocate.allocate_mq)
-app.command("resetOffsetByTime")(reset.reset_offset_by_time)
-app.command("consumerConnection")(connection.consumer_connection)
-app.command("lagReport")(lagreport.lag_report)
-app.command("demo")(demo.demo)
+# Every command is an MqctlCommand: the checks every command line shares (cli/command.py).
+app.command("consumerProgress", cls=MqctlCommand)(progress.consumer_progress)
+app.command("allocateMQ", cls=MqctlCommand)(allocate.allocate_mq)
+app.command("resetOffsetByTime", cls=MqctlCommand)(reset.reset_offset_by_time)
+app.command("consumerConnection", cls=MqctlCommand)(connection.consumer_connection)
+app.command("lagReport", cls=MqctlCommand)(lagreport.lag_report)
+app.command("demo", cls=MqctlCommand)(demo.demo)
 
 
 def main() -> None:
