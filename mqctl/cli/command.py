@@ -4,15 +4,30 @@
   (``values.blank_values``): ``-g ''`` is a script's unset variable, never "all groups".
 - --help names values, not types: a required argument bare (``mqctl demo [OPTIONS] PATH``, not
   ``{path}``), an option's value by its parameter's name (``-g, --groupName GROUP``, not ``<str>``).
+- stdout's reader went away (``mqctl ... --help | true``): ``--help`` and ``--version``, printed
+  while click parses, end quietly with 0 (``streams.quiet_stdout``); a command's own output ends
+  with 141 in ``errors.handle_errors``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from typer.core import TyperCommand
+import typer
+from typer.core import TyperCommand, TyperGroup
 
+from mqctl.cli import streams
 from mqctl.cli.values import blank_values
+
+
+def _make_context(make: Any, info_name: Any, args: list[str], parent: Any, extra: dict[str, Any]) -> Any:
+    """click's make_context, where --help and --version are printed: a closed stdout there is
+    the reader being done with the text (``| head``, ``| true``), not a failure."""
+    try:
+        return make(info_name, args, parent=parent, **extra)
+    except BrokenPipeError:
+        streams.quiet_stdout()
+        raise typer.Exit(0) from None
 
 
 class MqctlCommand(TyperCommand):
@@ -22,6 +37,9 @@ class MqctlCommand(TyperCommand):
             # --help: '-g, --groupName GROUP' (mqadmin's style), not typer's '<str>' type name.
             if getattr(p, "param_type_name", "") == "option" and p.metavar is None and _takes_text(p):
                 p.metavar = (p.name or "value").upper()
+
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def,override]
+        return _make_context(super().make_context, info_name, args, parent, extra)
 
     def collect_usage_pieces(self, ctx):  # type: ignore[no-untyped-def]
         """POSIX usage: a required argument bare (``demo PATH``), an optional one in brackets;
@@ -55,3 +73,10 @@ def _blank_from_environment(ctx: Any, params: list[Any]) -> list[str]:
         if source == "ENVIRONMENT" and isinstance(value, str) and not value.strip():
             found.append(f"${p.envvar}")
     return found
+
+
+class MqctlGroup(TyperGroup):
+    """The root command: --help and --version under a closed stdout (see ``_make_context``)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def,override]
+        return _make_context(super().make_context, info_name, args, parent, extra)

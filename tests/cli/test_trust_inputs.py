@@ -2,6 +2,7 @@
 
 - an empty or blank value, for every command and every option that takes one;
 - true|false options take exactly true or false; --timeout a real number of seconds;
+- a stdout whose encoding lacks a name's characters; a stdout nobody reads any more;
 - the README's and --help's examples, as a shell runs them.
 
 The demo store (tests/conftest.py) is the cluster: its facts (group order-analytics on
@@ -10,9 +11,11 @@ OrderEvents, 7 groups) are written down in mqctl/store/demo.py.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from mqctl.cli.app import app
+from mqctl.store.writer import StoreWriter
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -164,6 +168,110 @@ def test_timeout_is_a_real_number_of_seconds(store: list[str], args: list[str], 
 @pytest.mark.parametrize("value", ["0.5", "86400"])
 def test_timeout_in_range_is_accepted(store: list[str], value: str) -> None:
     assert mqctl("consumerProgress", "-g", G, "--timeout", value, *store).exit_code == 0
+
+
+# ------------------------------------------------------------------ stdout's encoding
+
+GROUP = "grüppe-订单"  # Latin-1 has the ü, not the CJK characters; ASCII has neither
+
+
+@pytest.fixture(scope="module")
+def unicode_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("unicode") / "store"
+    w = StoreWriter(root, broker_name="broker-ü", commitlog_file_size=4096, cq_file_size=100)
+    w.create_topic("订单-Töpic", queues=1)
+    w.create_group(GROUP)
+    for ts in (1000, 2000, 3000):
+        w.put("订单-Töpic", 0, b"x", tags="Täg", store_timestamp=ts)
+    w.commit_offset(GROUP, "订单-Töpic", 0, 1)  # max 3: diff 2
+    w.close()
+    return root
+
+
+def _run(args: list[str], encoding: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, **ENV, "PYTHONIOENCODING": encoding, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "mqctl", *args], capture_output=True, env=env, cwd=ROOT)
+
+
+ENCODINGS = [
+    # (PYTHONIOENCODING, command beyond the store flags)
+    ("ascii", ["consumerProgress", "-g", GROUP, "-o", "plain"]),
+    ("ascii", ["consumerProgress", "-g", GROUP, "-o", "table"]),
+    ("ascii", ["consumerProgress", "-g", GROUP, "-o", "csv"]),
+    ("ascii", ["consumerProgress", "-o", "plain"]),
+    ("ascii", ["resetOffsetByTime", "-g", GROUP, "-t", "订单-Töpic", "-s", "now", "--output", "plain"]),
+    ("latin-1", ["consumerProgress", "-g", GROUP, "-o", "plain"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "args"), ENCODINGS, ids=[f"{e}-{' '.join(a[:4])}" for e, a in ENCODINGS]
+)
+def test_names_stdout_cannot_encode_are_escaped_not_an_error(
+    unicode_store: Path, encoding: str, args: list[str]
+) -> None:
+    r = _run([*args, "--store", f"broker-ü={unicode_store}"], encoding)
+    err = r.stderr.decode(encoding, errors="backslashreplace")
+    assert r.returncode == 0, err
+    assert "internal error" not in err and "Traceback" not in err
+    out = r.stdout.decode(encoding)  # strict: what was written is in the stream's encoding
+    assert "\\u8ba2\\u5355" in out  # 订单, as JSON escapes
+    assert err.count("cannot show some characters") == 1
+
+
+def test_json_stays_valid_and_exact_under_ascii(unicode_store: Path) -> None:
+    r = _run(["consumerProgress", "-g", GROUP, "-o", "json", "--store", f"broker-ü={unicode_store}"], "ascii")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout.decode("ascii"))
+    assert doc["group"] == GROUP
+    assert (doc["rows"][0]["topic"], doc["rows"][0]["brokerName"], doc["rows"][0]["diff"]) == (
+        "订单-Töpic",
+        "broker-ü",
+        2,
+    )
+
+
+def test_utf8_output_is_untouched(unicode_store: Path) -> None:
+    r = _run(
+        ["consumerProgress", "-g", GROUP, "-o", "plain", "--store", f"broker-ü={unicode_store}"], "utf-8"
+    )
+    assert r.returncode == 0 and "订单-Töpic" in r.stdout.decode() and b"warning" not in r.stderr
+
+
+# ------------------------------------------------------------------ a reader that went away
+
+CLOSED_PIPE = [
+    # (arguments, exit status): --help and --version are done once printed; a command's output
+    # that cannot be written ends as a Unix tool killed by SIGPIPE does (128 + 13).
+    (["--help"], 0),
+    (["--version"], 0),
+    (["consumerProgress", "--help"], 0),
+    (["resetOffsetByTime", "-h"], 0),
+    (["consumerProgress", "{store}"], 141),
+    (["consumerProgress", "-g", G, "-o", "json", "{store}"], 141),
+    (["consumerProgress", "-g", G, "-o", "table", "{store}"], 141),
+    (["allocateMQ", "-t", T, "-i", "a,b", "{store}"], 141),
+    (["resetOffsetByTime", "-g", G, "-t", T, "-s", "now", "{store}"], 141),
+    (["resetOffsetByTime", "-g", G, "-t", T, "-s", "now", "--export", "-", "{store}"], 141),
+]
+
+
+@pytest.mark.parametrize(("args", "status"), CLOSED_PIPE, ids=[" ".join(a[:3]) for a, _ in CLOSED_PIPE])
+def test_closed_stdout_ends_quietly(demo_store, args: list[str], status: int) -> None:  # type: ignore[no-untyped-def]
+    argv = [a for x in args for a in (["--store", f"broker-a={demo_store.root}"] if x == "{store}" else [x])]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: every write is EPIPE
+    try:
+        env = {**os.environ, **ENV}
+        r = subprocess.run(
+            [sys.executable, "-m", "mqctl", *argv], stdout=write_end, stderr=subprocess.PIPE, env=env
+        )
+    finally:
+        os.close(write_end)
+    assert r.returncode == status, r.stderr
+    # No message, no traceback, no 'Exception ignored' (a reset's DRY RUN line goes to stderr
+    # with -o plain, before the plan that could not be written).
+    assert [x for x in r.stderr.decode().splitlines() if not x.startswith("DRY RUN: ")] == []
 
 
 # ------------------------------------------------------------------ examples, as a shell runs them
