@@ -24,7 +24,9 @@ with the segment sizes printed at the end."""
 
 @handle_errors
 def demo(
-    path: Annotated[Path, typer.Argument(help="Directory to create the store in.", show_default=False)],
+    path: Annotated[
+        Path, typer.Argument(metavar="PATH", help="Directory to create the store in.", show_default=False)
+    ],
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
 ) -> None:
     from mqctl.ops.demo import write_demo

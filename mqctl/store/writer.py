@@ -205,7 +205,10 @@ def _create_preallocated(path: Path, size: int) -> None:
 def _write_at(path: Path, position: int, data: bytes | bytearray) -> None:
     fd = os.open(path, os.O_WRONLY)
     try:
-        os.pwrite(fd, data, position)
+        view = memoryview(data)
+        while view:  # a short write (a disk filling up) is not the end: the next one raises ENOSPC
+            written = os.pwrite(fd, view, position)
+            view, position = view[written:], position + written
     finally:
         os.close(fd)
 
