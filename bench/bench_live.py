@@ -216,26 +216,79 @@ def bench_filtered(ns: str, broker: str, entries: int, store: Path | None) -> No
     )
 
 
+def _per_sample(ns: str, kept: bool, samples: int = 5) -> tuple[dict[int, int], dict[int, int], float]:
+    """Requests of the first sample, requests per later sample (averaged), wall ms per later
+    sample: ``kept`` as --watch samples now (ops/watch/sampler.GroupSampler, ONE backend
+    refreshed per sample), else as it did before (a new backend per sample: new sockets, the
+    route and the cluster asked again), both keeping lag times by queue position."""
+    from mqctl.backends.live import LiveBackend
+    from mqctl.model import Rules
+    from mqctl.ops.progress import group_progress
+    from mqctl.ops.watch.sampler import GroupSampler
+
+    if kept:
+        with LiveBackend(ns, timeout=60) as b:
+            sampler = GroupSampler(b, WATCH_GROUP, None, Rules())
+            sampler.take()
+            first = dict(b.requests)
+            t0 = time.perf_counter()
+            for _ in range(samples):
+                sampler.take()
+            wall = (time.perf_counter() - t0) / samples
+            later = {
+                k: (v - first.get(k, 0)) // samples for k, v in b.requests.items() if v - first.get(k, 0)
+            }
+        return first, later, wall * 1000
+    cache: dict = {}
+    with LiveBackend(ns, timeout=60) as b:
+        group_progress(b, WATCH_GROUP, time_cache=cache)
+        first = dict(b.requests)
+    total: dict[int, int] = {}
+    t0 = time.perf_counter()
+    for _ in range(samples):
+        with LiveBackend(ns, timeout=60) as b:
+            group_progress(b, WATCH_GROUP, time_cache=cache)
+            for k, v in b.requests.items():
+                total[k] = total.get(k, 0) + v
+    wall = (time.perf_counter() - t0) / samples
+    return first, {k: v // samples for k, v in total.items()}, wall * 1000
+
+
 def bench_watch(ns: str, seconds: float) -> None:
     import resource
     import signal
+    import threading
 
     from mqctl.backends.live import LiveBackend
     from mqctl.ops.progress import group_progress
 
-    with LiveBackend(ns, timeout=60) as b:  # what a --watch sample asks (Sampler.take)
-        cache: dict = {}
-        rows = len(group_progress(b, WATCH_GROUP, time_cache=cache).rows)
-        first = dict(sorted(b.requests.items()))
-    with LiveBackend(ns, timeout=60) as b:  # the next sample: store times of unmoved queues known
-        group_progress(b, WATCH_GROUP, time_cache=cache)
-        sample = dict(sorted(b.requests.items()))
-    cmd = [sys.executable, "-m", "mqctl", "consumerProgress", "-n", ns, "-g", WATCH_GROUP, "--watch", "1", "-o", "json"]
+    with LiveBackend(ns, timeout=60) as b:
+        rows = len(group_progress(b, WATCH_GROUP).rows)
+    for kept in (False, True):
+        first, later, ms = _per_sample(ns, kept)
+        how = "one kept backend (now)" if kept else "a new backend per sample (before)"
+        print(
+            f"--watch on {rows:,} lagging queues, {how}: first sample {sum(first.values())} requests "
+            f"{dict(sorted(first.items()))}, then {sum(later.values())} per sample {dict(sorted(later.items()))}, "
+            f"{ms:.0f} ms per sample"
+        )
+    cmd = [
+        sys.executable,
+        "-m",
+        "mqctl",
+        "consumerProgress",
+        "-n",
+        ns,
+        "-g",
+        WATCH_GROUP,
+        "--watch",
+        "1",
+        "-o",
+        "json",
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    import threading
-
     lines: list[str] = []
     assert proc.stdout is not None
     reader = threading.Thread(target=lambda: lines.extend(proc.stdout))  # type: ignore[arg-type]
@@ -250,11 +303,6 @@ def bench_watch(ns: str, seconds: float) -> None:
     print(
         f"--watch 1 on {rows:,} queues for {wall:.0f} s: {len(lines)} samples, mqctl CPU {cpu:.2f} s = "
         f"{100 * cpu / wall:.1f}% of one core (goal < 10%; start-up included)"
-    )
-    print(
-        f"  requests: first sample {sum(first.values())} {first} (= one consumerProgress -g), "
-        f"then {sum(sample.values())} {sample} per sample while the committed offsets stand still "
-        "(lag times by position are kept between samples)"
     )
 
 

@@ -51,4 +51,4 @@ _mqctl() {
             COMPREPLY=( $(compgen -W "-h --help" -- "$cur") ) ;;
     esac
 }
-complete -o default -F _mqctl mqctl
+complete -o default -F _mqctl mqctl .venv/bin/mqctl ./.venv/bin/mqctl

@@ -11,14 +11,22 @@ namesrv = "10.0.0.1:9876;10.0.0.2:9876"
 access_key = "ops"          # ACL signing (keep the file private: chmod 600)
 secret_key = "..."
 tls = true
+
+The whole file is checked once, when it is first needed (``load_config``): every key's type, no
+unknown key (a typo such as ``namesvr`` would otherwise be ignored), one cluster per profile
+(``stores`` or ``namesrv``, not both), a ``default`` that names a profile. Any fault is a usage
+error (exit 2) naming the file and the key. A file named by $MQCTL_CONFIG must exist; the default
+path may be absent (no profiles).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mqctl.errors import UsageError
 
@@ -26,6 +34,10 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
+
+MAX_CONFIG_BYTES = 1 << 20  # a profile file is a few hundred bytes; /dev/zero is not one
+PROFILE_KEYS = ("stores", "namesrv", "access_key", "secret_key", "tls")
+_HINT = "fix the file; its format is in the README, 'Pointing mqctl at a cluster'"
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,14 @@ class Profile:
     tls: bool = False
 
 
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    default: str | None = None
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    exists: bool = True
+
+
 def config_path() -> Path:
     env = os.environ.get("MQCTL_CONFIG")
     if env:
@@ -46,45 +66,118 @@ def config_path() -> Path:
     return Path(base) / "mqctl" / "config.toml"
 
 
-def _load() -> dict:
+def load_config() -> Config:
+    """The config file, read and checked whole (see the module's doc)."""
     path = config_path()
+    named = bool(os.environ.get("MQCTL_CONFIG"))
     if not path.exists():
-        return {}
+        if named:
+            raise UsageError(
+                f"config file {path} ($MQCTL_CONFIG) does not exist",
+                "check $MQCTL_CONFIG, or unset it to use ~/.config/mqctl/config.toml",
+            )
+        return Config(path, exists=False)
+    return _validate(path, _read(path))
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise UsageError(f"cannot read config file {path}: {e}") from None
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise UsageError(f"config file {path}: cannot read it: {e.strerror or e}", _HINT) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UsageError(
+            f"config file {path}: larger than {MAX_CONFIG_BYTES} bytes, not a profile file", _HINT
+        )
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise UsageError(
+            f"config file {path}: not UTF-8 text (byte {e.start}); TOML files are UTF-8", _HINT
+        ) from None
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"config file {path}: not valid TOML: {e}", _HINT) from None
+
+
+def _fail(path: Path, key: str, problem: str) -> UsageError:
+    return UsageError(f"config file {path}: {key}: {problem}", _HINT)
+
+
+def _text(path: Path, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(path, key, f"expected a non-empty string, got {_shown(value)}")
+    return value.strip()
+
+
+def _shown(value: Any) -> str:
+    """A wrong value as the message shows it: a string quoted, anything else by its TOML kind
+    (never its value: the key may be secret_key)."""
+    if isinstance(value, str):
+        return repr(value)
+    kinds = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "a table"}
+    return kinds.get(type(value), "a date or time")
+
+
+def _validate(path: Path, data: Mapping[str, Any]) -> Config:
+    unknown = sorted(set(data) - {"default", "profiles"})
+    if unknown:
+        raise _fail(path, unknown[0], "unknown key (known: default, profiles)")
+    raw_profiles = data.get("profiles", {})
+    if not isinstance(raw_profiles, dict):
+        raise _fail(path, "profiles", f"expected tables [profiles.NAME], got {_shown(raw_profiles)}")
+    profiles = {name: _profile(path, name, raw) for name, raw in raw_profiles.items()}
+    default = None
+    if "default" in data:
+        default = _text(path, "default", data["default"])
+        if default not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
+            raise _fail(path, "default", f"names no profile: {default!r} (profiles: {known})")
+    return Config(path, default, profiles)
+
+
+def _profile(path: Path, name: str, raw: Any) -> Profile:
+    key = f"profiles.{name}"
+    if not name.strip():
+        raise _fail(path, key, "a profile needs a name")
+    if not isinstance(raw, dict):
+        raise _fail(path, key, f"expected a table, got {_shown(raw)}")
+    unknown = sorted(set(raw) - set(PROFILE_KEYS))
+    if unknown:
+        raise _fail(path, f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(PROFILE_KEYS)})")
+    if "stores" in raw and "namesrv" in raw:
+        raise _fail(path, key, "names two clusters: give stores or namesrv, not both")
+    stores: dict[str, Path] = {}
+    if "stores" in raw:
+        table = raw["stores"]
+        if not isinstance(table, dict) or not table:
+            raise _fail(path, f"{key}.stores", "expected a table of broker name = store path")
+        for broker, root in table.items():
+            if not broker.strip():
+                raise _fail(path, f"{key}.stores", "a broker needs a name")
+            stores[broker.strip()] = Path(_text(path, f"{key}.stores.{broker}", root)).expanduser()
+    tls = raw.get("tls", False)
+    if not isinstance(tls, bool):
+        raise _fail(path, f"{key}.tls", f"expected true or false, got {_shown(tls)}")
+
+    def text(k: str) -> str | None:
+        return _text(path, f"{key}.{k}", raw[k]) if k in raw else None
+
+    return Profile(name, stores, text("namesrv"), text("access_key"), text("secret_key"), tls)
 
 
 def default_profile_name() -> str | None:
-    value = _load().get("default")
-    return value if isinstance(value, str) else None
+    return load_config().default
 
 
 def load_profile(name: str) -> Profile:
-    data = _load()
-    profiles = data.get("profiles", {})
-    if name not in profiles:
-        known = ", ".join(sorted(profiles)) or "none"
-        raise UsageError(f"unknown profile {name!r} in {config_path()} (known: {known})")
-    raw = profiles[name]
-    stores_raw = raw.get("stores", {})
-    if not isinstance(stores_raw, dict):
-        raise UsageError(f"profile {name!r}: 'stores' must be a table of broker name = store path")
-    stores = {str(k): Path(str(v)).expanduser() for k, v in stores_raw.items()}
-
-    def text(key: str) -> str | None:
-        value = raw.get(key)
-        if value is not None and not isinstance(value, str):
-            raise UsageError(f"profile {name!r}: {key!r} must be a string")
-        return value
-
-    return Profile(
-        name=name,
-        stores=stores,
-        namesrv=text("namesrv"),
-        access_key=text("access_key"),
-        secret_key=text("secret_key"),
-        tls=raw.get("tls") is True,
-    )
+    config = load_config()
+    if name in config.profiles:
+        return config.profiles[name]
+    if not config.exists:
+        raise UsageError(
+            f"unknown profile {name!r}: there is no config file {config.path}",
+            "create it (see the README, 'Pointing mqctl at a cluster') or point $MQCTL_CONFIG at one",
+        )
+    known = ", ".join(sorted(config.profiles)) or "none"
+    raise UsageError(f"unknown profile {name!r} in {config.path} (profiles: {known})")

@@ -23,6 +23,7 @@ class ExitStatus(IntEnum):
     APPLIED_THEN_FAILED = 9  # a write landed (journalled), then something after it failed: do not retry
     CHECK_FAILED = 10
     INTERRUPTED = 130
+    BROKEN_PIPE = 141  # stdout's reader went away (`| head`): 128 + SIGPIPE, as a Unix tool killed by it
 
 
 class MqctlError(Exception):

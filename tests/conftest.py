@@ -1,13 +1,54 @@
-"""Shared fixtures: a demo store built once per test session."""
+"""Shared fixtures: every test isolated from the developer's environment, and a demo store built
+once per test session."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from mqctl_testkit.cli import NOW_MS
 
 from mqctl.store.demo import DemoSummary, build_demo_store
 
 # 2026-01-01T00:00:00Z: a fixed "now" keeps every store time, offset and file byte reproducible.
-DEMO_NOW_MS = 1_767_225_600_000
+DEMO_NOW_MS = NOW_MS
+
+# What a developer's shell may hold that changes mqctl's answers: a cluster (NAMESRV_ADDR, a
+# profile), its settings, where it keeps files, and how a terminal looks.
+_ENV_DROPPED = ("NAMESRV_ADDR", "ROCKETMQ_HOME", "COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``slow``: what starts a JVM (Spark, a real broker) or runs for seconds; the fast run is
+    ``pytest -m "not slow and not compat"``. Runs after the folders' own hooks have marked
+    their Spark and real-broker tests."""
+    for item in items:
+        if any(item.get_closest_marker(m) for m in ("spark", "compat")):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test runs as on a fresh machine: no cluster or mqctl setting from the environment
+    (MQCTL_*), a home and XDG config/state/cache directories of its own (no config file, journal
+    or Spark logs of the developer's), no terminal size or colour preference. A test that needs
+    one sets it itself. The real-broker suite keeps the environment: its classpath cache lives
+    under the real home (tests/compat/versions.py)."""
+    if request.node.get_closest_marker("compat"):
+        return
+    for name in list(os.environ):
+        if name.startswith("MQCTL_") or name in _ENV_DROPPED:
+            monkeypatch.delenv(name)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ):
+        monkeypatch.setenv(var, str(home / sub))
 
 
 @pytest.fixture(scope="session")

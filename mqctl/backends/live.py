@@ -15,12 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mqctl.backends.live_net import LiveNet
+from mqctl.backends.live_net import LiveNet, Request
 from mqctl.errors import MqctlError, NotFoundError, UnreachableError
 from mqctl.model import RETRY_PREFIX, BackendKind, BackendTarget, BackendWarning, BrokerFailure, ConsumeStats
 from mqctl.remoting.codes import RequestCode, ResponseCode
-
-Request = tuple[str, int, Mapping[str, object]]  # (broker name, request code, header fields)
 
 # How long a route stays known across the rounds of a long-running sampler: the Java client
 # polls the name server for its routes every 30 s (pollNameServerInterval).

@@ -29,10 +29,10 @@ from mqctl.model import (
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 if TYPE_CHECKING:
-    from mqctl.backends.live import LiveBackend, Request
+    from mqctl.backends.live_net import LiveRounds, Request
 
 
-def _retry_groups(backend: LiveBackend) -> list[str]:
+def _retry_groups(backend: LiveRounds) -> list[str]:
     from mqctl.model.javaorder import string_order
     from mqctl.remoting.bodies import decode_name_list
 
@@ -48,7 +48,7 @@ Tables = dict[str, dict[str, dict[int, int]]]  # broker -> "topic@group" -> queu
 
 
 def _table_groups(
-    backend: LiveBackend, brokers: list[str]
+    backend: LiveRounds, brokers: list[str]
 ) -> tuple[set[str], set[str], dict[str, str], Tables]:
     """Groups with committed offsets, groups with a subscription config (on any broker), the
     brokers that did not answer (their groups may be missing: the caller says so), and each
@@ -81,7 +81,7 @@ def _table_groups(
     return with_offsets, {g for g in with_config if not is_system_group(g)}, dead, tables
 
 
-def _refs(backend: LiveBackend, brokers: list[str]) -> tuple[list[GroupRef], dict[str, str], Tables]:
+def _refs(backend: LiveRounds, brokers: list[str]) -> tuple[list[GroupRef], dict[str, str], Tables]:
     retry = _retry_groups(backend)
     with_offsets, with_config, dead, tables = _table_groups(backend, brokers)
     refs = [
@@ -93,7 +93,7 @@ def _refs(backend: LiveBackend, brokers: list[str]) -> tuple[list[GroupRef], dic
     return refs, dead, tables
 
 
-def overview(backend: LiveBackend, *, detail: bool = False) -> list[GroupOverview]:
+def overview(backend: LiveRounds, *, detail: bool = False) -> list[GroupOverview]:
     """Every group with its stats merged over every broker. A broker that does not answer is a
     failure of every group's stats (so the command cannot end as if the numbers were whole).
     ``detail``: each queue's min offset too (one GET_TOPIC_STATS_INFO per broker and topic) and
@@ -128,7 +128,7 @@ def overview(backend: LiveBackend, *, detail: bool = False) -> list[GroupOvervie
     return _detailed(backend, out, tables) if detail else out
 
 
-def _detailed(backend: LiveBackend, overviews: list[GroupOverview], tables: Tables) -> list[GroupOverview]:
+def _detailed(backend: LiveRounds, overviews: list[GroupOverview], tables: Tables) -> list[GroupOverview]:
     """Min offsets (None where a broker did not answer: a warning says so) and committed flags
     (None where a broker's offset table could not be read) filled into every queue."""
     from dataclasses import replace

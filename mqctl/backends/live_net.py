@@ -10,16 +10,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mqctl.errors import BrokerResponseError, MqctlError, NotFoundError, ProtocolError, UnreachableError
 from mqctl.model import BrokerData, TopicRoute
 from mqctl.remoting.codes import RequestCode, ResponseCode, request_name, response_name
 
 if TYPE_CHECKING:
+    from mqctl.model import ConsumerConnection, ConsumeStats, MessageQueue
     from mqctl.remoting.bodies import ClusterInfo
     from mqctl.remoting.client import Call, RemotingClient
     from mqctl.remoting.frame import RemotingCommand
+
+
+Request = tuple[str, int, Mapping[str, object]]  # (broker name, request code, header fields)
+
+
+class LiveRounds(Protocol):
+    """What the live backend's helper modules (the overview, the offset write) ask of it: its
+    conversation with the cluster and a few of its answers. (They take the backend as this, so
+    that backends/live.py alone imports them and no module imports it back.)"""
+
+    @property
+    def net(self) -> LiveNet: ...
+    def ask(self, requests: Sequence[Request]) -> list[RemotingCommand | MqctlError]: ...
+    def merge_stats(self, group: str, requests: list, results: list) -> ConsumeStats: ...
+    def min_offsets(self, queues: Sequence[MessageQueue]) -> dict[MessageQueue, int]: ...
+    def consumer_connection(self, group: str) -> ConsumerConnection: ...
+    def broker_version(self, broker: str) -> int | None: ...
 
 
 def split_namesrv(value: str) -> list[str]:

@@ -23,7 +23,7 @@ from mqctl.model import AppliedQueue, MessageQueue, OffsetChange, WriteResult
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 if TYPE_CHECKING:
-    from mqctl.backends.live import LiveBackend
+    from mqctl.backends.live_net import LiveRounds
 
 PREVIOUSLY_RESET = "Offset has been previously reset"
 
@@ -31,7 +31,7 @@ PREVIOUSLY_RESET = "Offset has been previously reset"
 class LiveOffsetWrite:
     def __init__(
         self,
-        backend: LiveBackend,
+        backend: LiveRounds,
         group: str,
         targets: Mapping[MessageQueue, int],
         expected: Mapping[MessageQueue, int] | None,
@@ -226,7 +226,7 @@ def _status(failed: Mapping[str, str]) -> ExitStatus:
 
 
 def committed_offsets(
-    backend: LiveBackend, group: str, queues: Sequence[MessageQueue]
+    backend: LiveRounds, group: str, queues: Sequence[MessageQueue]
 ) -> dict[MessageQueue, int]:
     """QUERY_CONSUMER_OFFSET per queue, pipelined; -1 where the group has none (QUERY_NOT_FOUND)."""
     from mqctl.remoting.frame import ext_int
@@ -248,7 +248,7 @@ def committed_offsets(
     return out
 
 
-def _online(backend: LiveBackend, group: str) -> bool:
+def _online(backend: LiveRounds, group: str) -> bool:
     try:
         return bool(backend.consumer_connection(group).connections)
     except MqctlError:

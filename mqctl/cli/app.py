@@ -5,14 +5,15 @@ from __future__ import annotations
 import sys
 
 import typer
-from typer.core import TyperGroup
 
 from mqctl import __version__
 from mqctl.cli import allocate, connection, demo, lagreport, progress, reset
+from mqctl.cli.command import MqctlCommand, MqctlGroup
 from mqctl.cli.errors import set_debug
+from mqctl.errors import ExitStatus
 
 
-class CaseInsensitiveGroup(TyperGroup):
+class CaseInsensitiveGroup(MqctlGroup):
     """mqadmin matches command names case-insensitively (`consumerprogress` works); so do we.
 
     Also the one place click's own errors are printed: a usage error is one ``mqctl: error:``
@@ -20,10 +21,12 @@ class CaseInsensitiveGroup(TyperGroup):
     three-line Usage/Try/Error block)."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[no-untyped-def,override]
+        from mqctl.cli import streams
         from mqctl.cli.errors import report_click_error
 
         # consumerProgress -w takes an optional interval, which click cannot parse by itself.
         args = progress.normalise_argv(list(sys.argv[1:] if args is None else args))
+        streams.prepare_stdout()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except typer.Abort:
@@ -34,6 +37,12 @@ class CaseInsensitiveGroup(TyperGroup):
             if not (hasattr(e, "format_message") and hasattr(e, "exit_code")):
                 raise
             rv = report_click_error(e)
+        try:
+            streams.flush_stdout()  # what a command left buffered, while a closed pipe can be caught
+        except BrokenPipeError:
+            streams.quiet_stdout()
+            rv = int(ExitStatus.BROKEN_PIPE)
+        streams.warn_if_escaped()
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
@@ -80,12 +89,13 @@ def _main(
     set_debug(debug)
 
 
-app.command("consumerProgress")(progress.consumer_progress)
-app.command("allocateMQ")(allocate.allocate_mq)
-app.command("resetOffsetByTime")(reset.reset_offset_by_time)
-app.command("consumerConnection")(connection.consumer_connection)
-app.command("lagReport")(lagreport.lag_report)
-app.command("demo")(demo.demo)
+# Every command is an MqctlCommand: the checks every command line shares (cli/command.py).
+app.command("consumerProgress", cls=MqctlCommand)(progress.consumer_progress)
+app.command("allocateMQ", cls=MqctlCommand)(allocate.allocate_mq)
+app.command("resetOffsetByTime", cls=MqctlCommand)(reset.reset_offset_by_time)
+app.command("consumerConnection", cls=MqctlCommand)(connection.consumer_connection)
+app.command("lagReport", cls=MqctlCommand)(lagreport.lag_report)
+app.command("demo", cls=MqctlCommand)(demo.demo)
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from mqctl.cli.blocks import Flag, block
+from mqctl.cli.values import timeout_seconds
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ TimeoutOpt = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Live cluster: give up after this long overall (each request also after 5 s at most).",
+        callback=timeout_seconds,
     ),
 ]
 AccessKeyOpt = Annotated[
@@ -175,8 +177,6 @@ class Cluster:
         """Flags first, then the profile's keys and TLS switch (a profile keeps a secret out of ps)."""
         from mqctl.backends.open import BackendOptions
 
-        if not self.timeout > 0:
-            raise UsageError(f"--timeout {self.timeout}: expected a positive number of seconds")
         version = None
         if self.mqadmin_version:
             from mqctl.model.versions import version_ordinal

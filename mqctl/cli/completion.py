@@ -71,6 +71,9 @@ def _tree() -> tuple[list[str], dict[str, list[_Opt]]]:
     return list(commands), commands
 
 
+BASH_NAMES = ("mqctl", ".venv/bin/mqctl", "./.venv/bin/mqctl")
+
+
 def bash() -> str:
     names, commands = _tree()
     lines = [
@@ -105,7 +108,9 @@ def bash() -> str:
                 )
         lines.append("            esac")
         lines.append(f'            COMPREPLY=( $(compgen -W "{all_names}" -- "$cur") ) ;;')
-    lines += ["    esac", "}", "complete -o default -F _mqctl mqctl", ""]
+    # bash looks a command up by the word typed, then by its last path component; naming the
+    # README's .venv/bin/mqctl too makes `complete -p .venv/bin/mqctl` answer as well.
+    lines += ["    esac", "}", f"complete -o default -F _mqctl {' '.join(BASH_NAMES)}", ""]
     return "\n".join(lines)
 
 

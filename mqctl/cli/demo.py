@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 from mqctl.cli.errors import handle_errors
-from mqctl.errors import UsageError
 
 HELP = """Write a realistic RocketMQ store (the broker's own file formats) into PATH: several topics
 and groups, tags, a retry topic, partial consumption, and a queue whose oldest files were
@@ -25,16 +24,14 @@ with the segment sizes printed at the end."""
 
 @handle_errors
 def demo(
-    path: Annotated[Path, typer.Argument(help="Directory to create the store in.", show_default=False)],
+    path: Annotated[
+        Path, typer.Argument(metavar="PATH", help="Directory to create the store in.", show_default=False)
+    ],
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
 ) -> None:
-    from mqctl.store.demo import build_demo_store
+    from mqctl.ops.demo import write_demo
 
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise UsageError(f"{path} exists and is not an empty directory", "give a new path")
-    from mqctl.store.demo import broker_conf_lines
-
-    s = build_demo_store(path, now_ms=now_ms)
+    s, conf_lines = write_demo(path, now_ms=now_ms)
     store = f"--store {shlex.quote(f'{s.broker_name}={path}')}"
     mqctl = invocation()
     out = sys.stdout
@@ -48,7 +45,7 @@ def demo(
         f"expiry, min offset {s.commitlog_min_offset}); consume-queue files of {s.cq_file_size} bytes\n"
     )
     out.write("\nto load it in a real RocketMQ 5.x broker, put these in broker.conf:\n")
-    for line in broker_conf_lines(s):
+    for line in conf_lines:
         out.write(f"  {line}\n")
     out.write(f"\ntry:\n  {mqctl} consumerProgress {store}\n")
     out.write(f"  {mqctl} consumerProgress -g order-analytics {store} --tags 'paid'\n")

@@ -6,10 +6,11 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 
+from mqctl.cli import streams
 from mqctl.errors import ExitStatus, MqctlError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,13 +65,23 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
+def _os_error(e: OSError) -> NoReturn:
+    """A read-only filesystem, a full disk, a permission: the path and the reason, not a bug."""
+    if debug_enabled():
+        raise e
+    report(os_error_message(e), "check the path, its permissions and free space")
+    raise typer.Exit(int(ExitStatus.ERROR)) from None
+
+
 def handle_errors(fn: F) -> F:
     """Wrap a command: typed errors become one line on stderr and their exit status."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            rv = fn(*args, **kwargs)
+            streams.flush_stdout()  # a closed pipe surfaces here, not in Python's exit
+            return rv
         except typer.Exit:
             raise
         except MqctlError as e:
@@ -83,19 +94,22 @@ def handle_errors(fn: F) -> F:
                 raise
             sys.stderr.write("mqctl: interrupted\n")
             raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
-        except BrokenPipeError:
-            # Output piped into `head` and closed: not an error worth a message.
-            try:
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-            except OSError:
-                pass
-            raise typer.Exit(int(ExitStatus.OK)) from None
-        except OSError as e:
-            # A read-only filesystem, a full disk, a permission: the path and the reason, not a bug.
-            if debug_enabled():
+        except BrokenPipeError as e:
+            if not streams.stdout_broken():
+                return _os_error(e)
+            # Output piped into `head`, which has read enough: no message; 141 = 128 + SIGPIPE,
+            # what a Unix tool killed by the signal returns, so `set -o pipefail` still sees it.
+            streams.quiet_stdout()
+            raise typer.Exit(int(ExitStatus.BROKEN_PIPE)) from None
+        except SystemExit as e:
+            # rich's Console.on_broken_pipe exits 1 from inside its `except BrokenPipeError`:
+            # the same closed pipe as above, so the same quiet 141.
+            if not isinstance(e.__context__, BrokenPipeError):
                 raise
-            report(os_error_message(e), "check the path, its permissions and free space")
-            raise typer.Exit(int(ExitStatus.ERROR)) from None
+            streams.quiet_stdout()
+            raise typer.Exit(int(ExitStatus.BROKEN_PIPE)) from None
+        except OSError as e:
+            return _os_error(e)
         except Exception as e:  # noqa: BLE001 - last line of defence: never a traceback by default
             if debug_enabled():
                 raise

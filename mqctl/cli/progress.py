@@ -12,6 +12,7 @@ from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.cli.progress_watch import WatchFlags, watch_options
+from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
 from mqctl.render import progress as render
 
@@ -132,7 +133,7 @@ def consumer_progress(
     group = group.strip() if group else None
     topic = topic.strip() if topic else None
     gates, sub = _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort)
-    ip = (show_client_ip or "").strip().lower() == "true"
+    ip = show_client_ip is not None and true_false(show_client_ip, "-s/--showClientIP")
     if over_time.any:
         progress_watch.check_flags(over_time, group, tags=tags is not None, client_ip=ip, gates=gates.any)
     if over_time.status_from:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from mqctl.cli.blocks import Flag, block
+from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -30,10 +31,7 @@ def int_opt(value: str | None, flag: str) -> int | None:
 
 
 def parse_force(value: str) -> bool:
-    v = value.strip().lower()
-    if v not in ("true", "false"):
-        raise UsageError(f"-f/--force: expected true or false, got {value!r}")
-    return v == "true"
+    return true_false(value, "-f/--force")
 
 
 # The options, one alias each (the command's signature stays one line per option).

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl import fsio
 from mqctl.errors import NotFoundError, PartialWriteError, StoreError, UsageError
 from mqctl.model import JOURNAL_SCHEMA, BackendKind, BackendTarget, JournalRecord, MessageQueue, OffsetChange
 
@@ -153,22 +154,8 @@ def _write(record: JournalRecord, directory: Path) -> Path:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{record.id}.json"
-        tmp = path.with_name(path.name + _TMP_SUFFIX)
         data = (json.dumps(record.to_json(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        fsio.atomic_write(path, data, mode=0o600, tmp_tag=_TMP_SUFFIX)
     except OSError as exc:
         raise StoreError(
             f"cannot write the undo journal in {directory}: {exc.strerror or exc}; nothing written "

@@ -11,7 +11,6 @@ sees half a plan.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mqctl import fsio
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -281,26 +281,10 @@ def render_plan(plan: ResetPlan, journal: JournalRecord | None, csv_form: bool) 
 
 
 def write_export(path: Path, text: str, overwrite: bool) -> None:
-    """Temp file next to the target, fsync, then link (no clobber) or rename (overwrite)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.mqctl-tmp")
+    """Atomically (fsio): renamed over the file with ``overwrite``, else linked (no clobber)."""
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            data = memoryview(text.encode("utf-8"))
-            while data:
-                data = data[os.write(fd, data) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)  # fails if a file appeared since the check: never replaced
-            except FileExistsError:
-                raise UsageError(
-                    f"--export {path}: the file exists; nothing written", "pass --overwrite to replace it"
-                ) from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        fsio.atomic_write(path, text.encode("utf-8"), replace=overwrite)
+    except FileExistsError:  # it appeared since the check: never replaced
+        raise UsageError(
+            f"--export {path}: the file exists; nothing written", "pass --overwrite to replace it"
+        ) from None

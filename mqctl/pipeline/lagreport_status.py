@@ -1,8 +1,9 @@
 """lagReport --status: consumerProgress --watch's status rules over the fleet's history, on Spark.
 
-The rules are not written here. They are the pure functions of mqctl/ops/watch.py (samples in,
-status out), handed in by the CLI as a ``StatusRules`` (the pipeline does not import ops; see
-docs/internals.md) and run on the executors through mapInArrow, once per queue:
+The rules are not written here. They are the pure functions of mqctl/ops/watch/rules.py (samples in,
+status out), handed in by ``pipeline/lagreport.status_report`` as a ``StatusRules`` (this module,
+whose functions run on the executors, imports none of ops) and run through mapInArrow, once per
+queue:
 
 1. the history's rows in the window are folded per (group, topic, brokerName, queueId) into the
    queue's series, oldest first (one row per queue: its points as an array);

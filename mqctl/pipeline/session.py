@@ -126,9 +126,9 @@ def _log4j2_config(log_dir: Path) -> Path:
     """The log4j2 properties file (the same text every run; replaced atomically)."""
     path = log_dir / "log4j2-mqctl.properties"
     if not path.is_file() or path.read_text() != _LOG4J2:
-        tmp = log_dir / f".log4j2-mqctl.{os.getpid()}.tmp"
-        tmp.write_text(_LOG4J2)
-        os.replace(tmp, path)
+        from mqctl import fsio
+
+        fsio.atomic_write(path, _LOG4J2.encode("utf-8"))
     return path
 
 

@@ -167,7 +167,7 @@ HISTORY = StructType(
 )
 
 # lagReport --status: one row per queue of the history's window, judged by consumerProgress
-# --watch's rules (mqctl/ops/watch.py). points/spanMs: the samples judged and the time they span;
+# --watch's rules (mqctl/ops/watch/rules.py). points/spanMs: the samples judged and the time they span;
 # stale: the queue's broker did not answer its group's newest sample (last known values);
 # the offsets and lag are the newest point's; rates are messages/s over the window (null with
 # fewer than two points), drain one of model.D_* and drainS its seconds.

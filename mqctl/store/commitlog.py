@@ -47,7 +47,6 @@ GONE = -1
 UNREADABLE = -2
 _FILLER_SIZE = 0x7FFFFFFF  # the consume queue's filler entry (0, 0x7FFFFFFF, 0): no message
 
-SYSFLAG_POSITION = 36
 BORNHOST_V6_FLAG = 0x10
 STOREHOST_V6_FLAG = 0x20
 

@@ -22,7 +22,11 @@ for payment-service's), so mqadmin's overview would list all seven.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import random
+import secrets
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,10 +122,49 @@ def build_demo_store(root: Path, *, now_ms: int | None = None, seed: int = 7) ->
         raise UsageError(
             f"{root} is not a new or empty directory", hint="choose a path that does not exist yet"
         )
+    created: list[Path] = []
     try:
-        return _build(root, now_ms, seed)
+        created = _make_parents(root.parent)
+        # Built in a sibling and renamed into place: a full disk or ^C never leaves half a store.
+        work = root.parent / f".{root.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+        work.mkdir()
     except OSError as exc:
+        _remove(None, created)
         raise StoreError(f"cannot write the demo store in {root}: {exc.strerror or exc}") from None
+    try:
+        summary = _build(work, now_ms, seed)
+        os.rename(work, root)  # onto an empty directory too (rename(2))
+    except BaseException as exc:
+        _remove(work, created)
+        if isinstance(exc, OSError):
+            raise StoreError(
+                f"cannot write the demo store in {root}: {exc.strerror or exc}",
+                hint="nothing was left behind; free some space or choose another path",
+            ) from None
+        raise
+    return dataclasses.replace(summary, root=root)
+
+
+def _make_parents(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing parents; the ones created, deepest first."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    for d in reversed(missing):
+        d.mkdir()
+    return missing
+
+
+def _remove(work: Path | None, created: list[Path]) -> None:
+    """After a failed build: the partial store, then the parent directories made for it."""
+    if work is not None:
+        shutil.rmtree(work, ignore_errors=True)
+    for d in created:
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 GROUPS = (

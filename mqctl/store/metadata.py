@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mqctl.errors import StoreCorruptError
-from mqctl.fastjson import dumps_pretty
 from mqctl.model import SubscriptionGroup, TopicConfig
 from mqctl.store.offsets import LoadedConfig, as_int, decode_document, load_config_file
 
@@ -18,8 +16,6 @@ __all__ = [
     "decode_subscription_groups",
     "decode_topics",
     "default_group_config",
-    "encode_subscription_groups",
-    "encode_topics",
     "load_subscription_groups",
     "load_topics",
     "subscription_group",
@@ -47,12 +43,6 @@ def _table(doc: dict[Any, Any], prop: str, what: str) -> dict[Any, Any]:
     if not isinstance(table, dict):
         raise StoreCorruptError(f"{what}: {prop} is not an object")
     return table
-
-
-def _new_data_version(data_version: Mapping[str, Any] | None) -> dict[str, Any]:
-    if data_version is not None:
-        return dict(data_version)
-    return {"counter": 0, "stateVersion": 0, "timestamp": int(time.time() * 1000)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,25 +92,6 @@ def load_topics(
     return load_config_file(
         Path(config_dir) / TOPICS_FILE, decode_topics, retries=retries, retry_delay=retry_delay
     )
-
-
-def encode_topics(topics: Mapping[str, TopicConfig], data_version: Mapping[str, Any] | None = None) -> bytes:
-    """topics.json as a 5.x broker writes it (TopicConfigSerializeWrapper, pretty)."""
-    table = {
-        name: {
-            "attributes": dict(t.attributes),
-            "order": t.order,
-            "perm": t.perm,
-            "readQueueNums": t.read_queue_nums,
-            "topicFilterType": t.topic_filter_type,
-            "topicName": t.name,
-            "topicSysFlag": t.topic_sys_flag,
-            "writeQueueNums": t.write_queue_nums,
-        }
-        for name, t in topics.items()
-    }
-    doc = {"dataVersion": _new_data_version(data_version), "topicConfigTable": table}
-    return dumps_pretty(doc).encode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,25 +166,3 @@ def load_subscription_groups(
         retries=retries,
         retry_delay=retry_delay,
     )
-
-
-def encode_subscription_groups(
-    groups: Mapping[str, Mapping[str, Any]],
-    data_version: Mapping[str, Any] | None = None,
-    forbidden: Mapping[str, Mapping[str, int]] | None = None,
-) -> bytes:
-    """subscriptionGroup.json as a 5.x broker writes it.
-
-    Each group's given properties override the class defaults (``default_group_config``);
-    properties are written alphabetically as fastjson does, ``None`` ones omitted.
-    """
-    table = {}
-    for name, props in groups.items():
-        merged = {**default_group_config(name), **props}
-        table[name] = {k: merged[k] for k in sorted(merged)}
-    doc = {
-        "dataVersion": _new_data_version(data_version),
-        "forbiddenTable": {g: dict(t) for g, t in (forbidden or {}).items()},
-        "subscriptionGroupTable": table,
-    }
-    return dumps_pretty(doc).encode("utf-8")

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from mqctl import fsio
 from mqctl.errors import (
     ExitStatus,
     NotFoundError,
@@ -140,34 +141,14 @@ def _new_table(table: Any, group: str, changes: Mapping[tuple[str, int], int], n
 # --------------------------------------------------------------------------------- writing
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _write_synced(path: Path, data: bytes, mode: int | None, prefix: str) -> None:
     """Write a fresh file in two halves (a crash point between them), then fsync it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode)
-    try:
-        half = len(data) // 2
-        view = memoryview(data)
-        _write_all(fd, view[:half])
-        _crash_point(f"{prefix}-partial")
-        _write_all(fd, view[half:])
-        _crash_point(f"{prefix}-written")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    _crash_point(f"{prefix}-fsynced")
-
-
-def _write_all(fd: int, view: memoryview) -> None:
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+    fsio.write_synced(
+        path,
+        data,
+        mode=0o644 if mode is None else mode,
+        on_step=lambda step: _crash_point(f"{prefix}-{step}"),
+    )
 
 
 def _copy_owner(src: Path, dst: Path) -> None:
@@ -317,7 +298,7 @@ class StoreWrite:
                 _commit_file(self._configs[b], self._olds[b], self._news[b])
                 done.append(b)
                 _crash_point("renamed")
-                _fsync_dir(self._configs[b])
+                fsio.fsync_dir(self._configs[b])
                 _crash_point("dir-fsynced")
         except Exception as exc:
             still_new = _after_failure(done, self._olds, self._configs)
@@ -371,7 +352,7 @@ def _after_failure(
                 (configs[b] / OFFSET_FILE).unlink()
             else:
                 _commit_file(configs[b], None, old)
-            _fsync_dir(configs[b])
+            fsio.fsync_dir(configs[b])
         except Exception:  # noqa: BLE001 - reported below, the original error is re-raised
             failed.append(b)
     return failed

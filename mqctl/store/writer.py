@@ -113,6 +113,16 @@ def encode_properties(properties: Mapping[str, str | None]) -> bytes:
     return "".join(parts).encode("utf-8")
 
 
+def _topic_field(topic: str) -> tuple[bool, bytes, bytes]:
+    """(magic v2?, the topic's bytes, its length field): v2 records carry a 2-byte length, for
+    topics longer than 127 characters."""
+    topic_bytes = topic.encode("utf-8")
+    v2 = _java_length(topic) > 127
+    if len(topic_bytes) > (0x7FFF if v2 else 0x7F):
+        raise ValueError(f"topic too long for the record format: {len(topic_bytes)} bytes")
+    return v2, topic_bytes, struct.pack(">h" if v2 else ">b", len(topic_bytes))
+
+
 def encode_record(
     *,
     topic: str,
@@ -135,18 +145,11 @@ def encode_record(
     store, store_v6 = _host_bytes(store_host)
     # The host flags are derived from the addresses so the widths can never disagree with them.
     sys_flag &= ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
-    if born_v6:
-        sys_flag |= SYSFLAG_BORNHOST_V6
-    if store_v6:
-        sys_flag |= SYSFLAG_STOREHOST_V6
-    topic_bytes = topic.encode("utf-8")
-    v2 = _java_length(topic) > 127
-    if len(topic_bytes) > (0x7FFF if v2 else 0x7F):
-        raise ValueError(f"topic too long for the record format: {len(topic_bytes)} bytes")
+    sys_flag |= (SYSFLAG_BORNHOST_V6 if born_v6 else 0) | (SYSFLAG_STOREHOST_V6 if store_v6 else 0)
+    v2, topic_bytes, topic_len = _topic_field(topic)
     props = properties if isinstance(properties, bytes) else encode_properties(properties)
     if len(props) > 0x7FFF:
         raise ValueError(f"properties too long: {len(props)} bytes (max 32767)")
-    topic_len = struct.pack(">h", len(topic_bytes)) if v2 else struct.pack(">b", len(topic_bytes))
     total = _FIXED_HEAD.size + len(born) + 8 + len(store) + 16 + len(body) + len(topic_len)
     total += len(topic_bytes) + 2 + len(props)
     body_crc = zlib.crc32(body) & 0x7FFFFFFF
@@ -202,7 +205,10 @@ def _create_preallocated(path: Path, size: int) -> None:
 def _write_at(path: Path, position: int, data: bytes | bytearray) -> None:
     fd = os.open(path, os.O_WRONLY)
     try:
-        os.pwrite(fd, data, position)
+        view = memoryview(data)
+        while view:  # a short write (a disk filling up) is not the end: the next one raises ENOSPC
+            written = os.pwrite(fd, view, position)
+            view, position = view[written:], position + written
     finally:
         os.close(fd)
 
@@ -321,6 +327,36 @@ class StoreWriter:
         reconsume_times: int = 0,
     ) -> PutResult:
         """Append one message to the commit log and its consume queue."""
+        self._check_put(topic, queue_id, store_timestamp)
+        if keys is not None and not isinstance(keys, str):
+            keys = " ".join(keys)
+        born_ts = store_timestamp if born_timestamp is None else born_timestamp
+        queue = self._queue(topic, queue_id)
+        record = encode_record(
+            topic=topic,
+            queue_id=queue_id,
+            queue_offset=queue.next_offset,
+            phys=0,
+            body=body,
+            store_timestamp=store_timestamp,
+            born_timestamp=born_ts,
+            born_host=self.born_host,
+            store_host=self.store_host,
+            properties=self._properties(tags, keys, born_ts, properties),
+            reconsume_times=reconsume_times,
+        )
+        phys, size = self._append_record(record)
+        queue_offset = queue.next_offset
+        self._append_cq(queue, encode_cq_entry(phys, size, tags))
+        self._last_store_ts = store_timestamp
+        self.messages.append(
+            WrittenMessage(
+                topic, queue_id, queue_offset, phys, size, store_timestamp, tags or None, keys or None
+            )
+        )
+        return PutResult(phys, queue_offset, size)
+
+    def _check_put(self, topic: str, queue_id: int, store_timestamp: int) -> None:
         self._check_open()
         config = self.topics.get(topic)
         if config is None:
@@ -333,10 +369,10 @@ class StoreWriter:
             raise ValueError(
                 f"store timestamp {store_timestamp} is before the previous {self._last_store_ts}"
             )
-        if keys is not None and not isinstance(keys, str):
-            keys = " ".join(keys)
-        born_ts = store_timestamp if born_timestamp is None else born_timestamp
 
+    def _properties(
+        self, tags: str | None, keys: str | None, born_ts: int, properties: Mapping[str, str | None] | None
+    ) -> dict[str, str | None]:
         props: dict[str, str | None] = {"TAGS": tags or None, "KEYS": keys or None}
         extra = dict(properties or {})
         if "TAGS" in extra or "KEYS" in extra:
@@ -344,21 +380,11 @@ class StoreWriter:
         props["UNIQ_KEY"] = extra.pop("UNIQ_KEY", None) or self._uniq_key(born_ts)
         props["WAIT"] = extra.pop("WAIT", None) or "true"
         props.update(extra)
+        return props
 
-        queue = self._queue(topic, queue_id)
-        record = encode_record(
-            topic=topic,
-            queue_id=queue_id,
-            queue_offset=queue.next_offset,
-            phys=0,
-            body=body,
-            store_timestamp=store_timestamp,
-            born_timestamp=born_ts,
-            born_host=self.born_host,
-            store_host=self.store_host,
-            properties=props,
-            reconsume_times=reconsume_times,
-        )
+    def _append_record(self, record: bytes) -> tuple[int, int]:
+        """The record into the commit log (a new segment first when it does not fit): its
+        physical offset, patched into the record as the broker does, and its size."""
         size = len(record)
         if size + BLANK_HEADER > self.commitlog_file_size:
             raise ValueError(f"record of {size} bytes does not fit a {self.commitlog_file_size}-byte segment")
@@ -372,16 +398,7 @@ class StoreWriter:
         self._segment_pos += size
         if len(self._pending) >= _PENDING_LIMIT:
             self._flush_commitlog()
-
-        queue_offset = queue.next_offset
-        self._append_cq(queue, encode_cq_entry(phys, size, tags))
-        self._last_store_ts = store_timestamp
-        self.messages.append(
-            WrittenMessage(
-                topic, queue_id, queue_offset, phys, size, store_timestamp, tags or None, keys or None
-            )
-        )
-        return PutResult(phys, queue_offset, size)
+        return phys, size
 
     def _uniq_key(self, born_ts: int) -> str:
         # Shape of MessageClientIDSetter: client IP, pid, class-loader hash, ms since a fixed

@@ -4,16 +4,12 @@ stays that broker's. Expected values come from the scenario's model (live_scenar
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from fakecluster import FakeCluster, signature_ok  # noqa: E402
-from fakemodel import java_hash, tags_code  # noqa: E402
-from live_scenario import ACCESS_KEY, MINUTE, SECRET, T0, build_model, ts  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster, signature_ok
+from mqctl_testkit.fakemodel import java_hash, tags_code
+from mqctl_testkit.live_scenario import ACCESS_KEY, MINUTE, SECRET, T0, build_model, ts
 
 from mqctl.backends.live import LiveBackend  # noqa: E402
 from mqctl.errors import ExitStatus, MqctlError  # noqa: E402

@@ -6,18 +6,14 @@ against one shared cluster and each test checks its own run."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from fakecluster import FakeCluster  # noqa: E402
-from fakemodel import Cluster, concurrent_hashmap_order, hashset_order, java_hash, tags_code  # noqa: E402
-from live_scenario import MINUTE, NOW, T0, TAGS, Run, build_model, run_batch, ts  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster
+from mqctl_testkit.fakemodel import Cluster, concurrent_hashmap_order, hashset_order, java_hash, tags_code
+from mqctl_testkit.live_scenario import MINUTE, NOW, T0, TAGS, Run, build_model, run_batch, ts
 
 # G1's rows in mqadmin's order (topic, broker, queue id), by hand from the scenario: broker and
 # consumer offsets, inflight (pull - consumer), min offset, the offset of the last consumed

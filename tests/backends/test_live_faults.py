@@ -5,15 +5,11 @@ status of the README's table: 3 not found, 4 unreachable / timed out, 5 refused.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from fakecluster import ACL_REMARK, FakeCluster, signature_ok  # noqa: E402
-from live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli, with_twins  # noqa: E402
+from mqctl_testkit.fakecluster import ACL_REMARK, FakeCluster, signature_ok
+from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli, with_twins
 
 PLAIN = ["consumerProgress", "-g", "G1", "-o", "plain"]
 

@@ -6,15 +6,12 @@ test gets its own cluster, since every test writes."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from fakecluster import FakeCluster  # noqa: E402
-from live_scenario import Run, build_model, cli_env, run_cli  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster
+from mqctl_testkit.live_scenario import Run, build_model, cli_env, run_cli
 
 from mqctl.backends.live_write import _resumed  # noqa: E402
 

@@ -9,15 +9,12 @@ broker-b queue at 0."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from fakecluster import FakeCluster  # noqa: E402
-from live_scenario import build_model, cli_env, run_cli  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster
+from mqctl_testkit.live_scenario import build_model, cli_env, run_cli
 
 WRITES = {15, 222}  # UPDATE_CONSUMER_OFFSET, INVOKE_BROKER_TO_RESET_OFFSET
 G2_BEFORE = {"broker-a": {0: 3, 1: 1, 2: 0, 3: 3}, "broker-b": {0: 0, 1: 0, 2: 0, 3: 0}}

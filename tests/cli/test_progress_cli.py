@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.cli import NOW_MS
 
 from mqctl.store.writer import StoreWriter
 
-NOW = 1_767_225_600_000
+NOW = NOW_MS  # 2026-01-01T00:00:00Z
 T0 = NOW - 3_600_000
 
 

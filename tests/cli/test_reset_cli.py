@@ -13,29 +13,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.cli import snapshot, store_args
+from mqctl_testkit.reset_stores import build_stores
 from typer.testing import CliRunner
 
 from mqctl.cli.app import app
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
-from reset_stores import build_stores  # noqa: E402
 
 runner = CliRunner()
 
 
 def run(args: list[str]):  # type: ignore[no-untyped-def]
     return runner.invoke(app, ["resetOffsetByTime", *args])
-
-
-def store_args(stores: dict[str, Path]) -> list[str]:
-    out: list[str] = []
-    for name, root in stores.items():
-        out += ["--store", f"{name}={root}"]
-    return out
-
-
-def snapshot(*roots: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for r in roots for p in sorted(r.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture

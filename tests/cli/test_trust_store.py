@@ -26,25 +26,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.cli import invoke as mqctl
+from mqctl_testkit.cli import store_args
+from mqctl_testkit.reset_stores import build_stores
 from typer.testing import CliRunner
-
-from mqctl.cli.app import app
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
-from reset_stores import build_stores  # noqa: E402
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 NOW = 100_000  # --now-ms: q0's oldest unconsumed (offset 5, stored 3000) is 97 s old, q2's 99.3 s
 SEG_4096 = "commitlog/00000000000000004096"
-
-
-def mqctl(*args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, list(args))
-
-
-def store_args(stores: dict[str, Path]) -> list[str]:
-    return [a for name, root in stores.items() for a in ("--store", f"{name}={root}")]
 
 
 def errors(stderr: str) -> list[str]:

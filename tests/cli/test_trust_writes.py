@@ -17,24 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from mqctl.cli.app import app
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
-sys.path.insert(0, str(Path(__file__).parents[1] / "store"))
-from _storeparse import quote_int_keys  # noqa: E402
-from reset_stores import build_stores  # noqa: E402
-
-runner = CliRunner()
+from mqctl_testkit.cli import invoke, snapshot, store_args
+from mqctl_testkit.reset_stores import build_stores
+from mqctl_testkit.storeparse import quote_int_keys
 
 
 def mqctl(*args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, ["resetOffsetByTime", *args])
-
-
-def snapshot(*roots: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for r in roots for p in sorted(r.rglob("*")) if p.is_file()}
+    return invoke("resetOffsetByTime", *args)
 
 
 def error_line(stderr: str) -> str:
@@ -54,8 +43,7 @@ def committed(root: Path, key: str = "T@G") -> dict[int, int]:
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
     stores = build_stores(tmp_path / "stores")
-    s = [a for name, root in stores.items() for a in ("--store", f"{name}={root}")]
-    return {"stores": stores, "S": s, "tmp": tmp_path, "journal": tmp_path / "journal"}
+    return {"stores": stores, "S": store_args(stores), "tmp": tmp_path, "journal": tmp_path / "journal"}
 
 
 def export_plan(env: dict, *target: str) -> dict:
@@ -579,6 +567,7 @@ def test_a_lock_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(env, va
     assert r.exit_code == 2 and "--lock-timeout" in error_line(r.stderr), r.stderr
 
 
+@pytest.mark.slow  # ten interpreters at once
 def test_ten_resets_of_ten_groups_at_once_all_land(tmp_path: Path) -> None:
     """The issue's scenario: 10 processes reset 10 different groups of one store at the same
     moment; each waits its turn for the store's lock, none is refused, none loses another's write."""

@@ -12,12 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.watch_store import T0, WatchStore, build
 from typer.testing import CliRunner
 
 from mqctl.cli.app import app
-
-sys.path.insert(0, str(Path(__file__).parent))
-from watch_store import T0, WatchStore, build  # noqa: E402
 
 NOW = T0 + 60_000
 ENV = {"MQCTL_CONFIG": "/dev/null", "NAMESRV_ADDR": ""}

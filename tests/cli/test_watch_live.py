@@ -10,13 +10,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "backends"))
-from fakecluster import FakeCluster  # noqa: E402
-from live_scenario import build_model  # noqa: E402
+from mqctl_testkit.fakecluster import FakeCluster
+from mqctl_testkit.live_scenario import build_model
 
 
 @pytest.fixture()

@@ -13,9 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from watch_store import build  # noqa: E402
+from mqctl_testkit.watch_store import build
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

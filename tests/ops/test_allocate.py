@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
+from mqctl_testkit.memory_backend import MemoryBackend
 
 from mqctl.errors import NotFoundError, UsageError
 from mqctl.model import MessageQueue, TopicConfig
@@ -27,9 +26,6 @@ from mqctl.ops.allocate import (
     parse_config_queues,
     split_ip_list,
 )
-
-sys.path.insert(0, str(Path(__file__).parent))
-from memory_backend import MemoryBackend  # noqa: E402
 
 
 def qs(broker: str, n: int, topic: str = "T") -> list[MessageQueue]:

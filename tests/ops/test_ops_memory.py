@@ -3,10 +3,10 @@ inputs, the overview. Every expected value is worked out by hand from the cluste
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.memory_backend import MemoryBackend, Queue
 
 from mqctl.errors import NotFoundError, PartialWriteError, RefusedError
 from mqctl.model import (
@@ -22,9 +22,6 @@ from mqctl.model import (
 from mqctl.ops import progress, reset
 from mqctl.ops.allocate import readable_queues
 from mqctl.ops.journal import read_journal
-
-sys.path.insert(0, str(Path(__file__).parent))
-from memory_backend import MemoryBackend, Queue  # noqa: E402
 
 NOW = 100_000
 T = "Orders"

@@ -4,18 +4,15 @@ all newer -> min, clamped to [min, max]; spec/mqadmin.md 4.4 for queue choice an
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.reset_stores import build_stores
 
 from mqctl.backends.store import StoreBackend
 from mqctl.errors import NotFoundError, RefusedError, UsageError
 from mqctl.ops import reset as ops
 from mqctl.ops.reset import Target
-
-sys.path.insert(0, str(Path(__file__).parent))
-from reset_stores import build_stores  # noqa: E402
 
 
 @pytest.fixture(scope="module")

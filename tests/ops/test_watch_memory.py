@@ -5,19 +5,15 @@ Expected values are worked out by hand from the offsets set below."""
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
 
 import pytest
+from mqctl_testkit.memory_backend import MemoryBackend, Queue
 
 from mqctl.errors import NotFoundError, UsageError
 from mqctl.model import MessageQueue, QueueOffset, Rules, Sample, StoredMessage, TopicConfig
 from mqctl.ops import progress
 from mqctl.ops.watch import rules as watch
 from mqctl.ops.watch import why
-
-sys.path.insert(0, str(Path(__file__).parent))
-from memory_backend import MemoryBackend, Queue  # noqa: E402
 
 T, R = "Orders", "%RETRY%G"
 A = "broker-a"

@@ -1,23 +1,34 @@
 """The write seam (ops.reset.apply_plan) against the in-memory backend: every target is checked
 against the backend's [min, max] right before the write, whatever produced it, and a write
-every broker refused is journalled as refused. The cluster is test_ops_memory.cluster(): broker-a
-Orders q0 = 6 messages (min 0, max 6), q1 empty; broker-b Orders q0 = 3 messages (max 3, G
-committed 5: above it), q1 = offsets 2..5 (min 2, max 6); G committed a/q0=2, b/q0=5, b/q1=3."""
+every broker refused is journalled as refused."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.memory_backend import MemoryBackend, MemoryWrite, Queue
 
 from mqctl.errors import ExitStatus, PartialWriteError, RefusedError
-from mqctl.model import Target
+from mqctl.model import Target, TopicConfig
 from mqctl.ops import reset
 from mqctl.ops.journal import read_journal
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_ops_memory import A, B, T, cluster  # noqa: E402
+A, B, T = "broker-a", "broker-b", "Orders"
+
+
+def cluster() -> MemoryBackend:
+    """broker-a Orders q0 = 6 messages (min 0, max 6), q1 empty; broker-b Orders q0 = 3 messages
+    (max 3; G committed 5, above it), q1 = offsets 2..5 (min 2, max 6). G committed a/q0=2,
+    b/q0=5, b/q1=3."""
+    topics = {A: {T: TopicConfig(T, 2, 2)}, B: {T: TopicConfig(T, 2, 2)}}
+    queues = {
+        (A, T, 0): Queue([(t, None) for t in (10, 20, 30, 40, 50, 60)]),
+        (A, T, 1): Queue(),
+        (B, T, 0): Queue([(15, None), (25, None), (35, None)]),
+        (B, T, 1): Queue([(45, None), (55, None), (65, None), (75, None)], min=2),
+    }
+    return MemoryBackend(topics, queues, {"G": {(A, T, 0): 2, (B, T, 0): 5, (B, T, 1): 3}})
 
 
 @pytest.fixture(autouse=True)
@@ -75,8 +86,6 @@ def test_an_undo_never_writes_beyond_max_plus_one() -> None:
 def test_a_write_every_broker_refused_is_journalled_as_refused_and_has_nothing_to_undo(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from memory_backend import MemoryWrite
-
     def refuse(self: MemoryWrite) -> None:
         raise PartialWriteError(
             "2 of 2 broker(s) did not take the reset", [], ExitStatus.REFUSED, landed=False

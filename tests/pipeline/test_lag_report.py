@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mqctl_testkit.cli import NOW_MS
 
 from mqctl.pipeline.inputs import consumer_queues, load_broker_input, parse_subscriptions
 from mqctl.store.writer import StoreWriter
 
-NOW = 1_767_225_600_000
+NOW = NOW_MS  # 2026-01-01T00:00:00Z
 T0 = NOW - 7_200_000
 TAGS = ["TagA", "TagB", "Aa", "BB", None, "TagA"]
 # String.hashCode values from spec 7 (Aa and BB collide on purpose).

@@ -8,16 +8,13 @@ offset removed so a queue has none), never from mqctl's readers.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import mqctl_testkit.fakecluster as fakecluster
+import mqctl_testkit.live_scenario as live_scenario
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
-fakecluster = pytest.importorskip("fakecluster")
-live_scenario = pytest.importorskip("live_scenario")
 
 NOW = live_scenario.NOW
 

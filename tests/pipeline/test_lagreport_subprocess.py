@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mqctl_testkit.cli import NOW_MS
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
@@ -25,7 +26,7 @@ pytest.importorskip("pandas")
 
 pytestmark = pytest.mark.spark
 
-NOW = 1_767_225_600_000
+NOW = NOW_MS  # 2026-01-01T00:00:00Z
 SUBS = {"order-analytics": {"OrderEvents": "paid"}, "payment-service": {"PaymentEvents": "TagB"}}
 SPARK_LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (INFO|WARN|ERROR) ", re.MULTILINE)
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakeserver import FakeServer, expected_signature, refused_addr
+from mqctl_testkit.fakeserver import FakeServer, expected_signature, refused_addr
 
 from mqctl import errors
 from mqctl.remoting.client import Call, RemotingClient, check

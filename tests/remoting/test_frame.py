@@ -47,12 +47,27 @@ def json_frame(header: bytes, body: bytes = b"", stype: int = 0) -> bytes:
 ROUTE_REQUEST = RemotingCommand(code=105, opaque=1, ext_fields={"topic": "TopicTest"})
 
 
-def test_golden_sizes_are_the_specs() -> None:
-    assert len(GOLDEN_JSON_HEADER) == 131
-    assert len(GOLDEN_JSON) == 139
-    # ROCKETMQ: length word 0x2d = 45 (4 + 41-byte header), so 49 bytes in all.
-    assert len(GOLDEN_BINARY) == 49
-    assert len(GOLDEN_BINARY) - 8 == 41
+def test_golden_frames_follow_the_layout() -> None:
+    """The golden frames read by hand with remoting.md 2/3.3's layout: a length word counting
+    everything after it, a word of serialize type (high byte) and header length, then the header
+    (JSON: the request's fields; ROCKETMQ: code, language, version, opaque, flag, remark and
+    extFields lengths, then each field as a short-length key and an int-length value)."""
+    total, marker = struct.unpack(">iI", GOLDEN_JSON[:8])
+    assert (total, marker >> 24, marker & 0xFFFFFF) == (len(GOLDEN_JSON) - 4, 0, len(GOLDEN_JSON) - 8)
+    assert json.loads(GOLDEN_JSON[8:]) == {
+        "code": 105,
+        "extFields": {"topic": "TopicTest"},
+        "flag": 0,
+        "language": "JAVA",
+        "opaque": 1,
+        "serializeTypeCurrentRPC": "JSON",
+        "version": 479,
+    }
+    total, marker = struct.unpack(">iI", GOLDEN_BINARY[:8])
+    assert (total, marker >> 24, marker & 0xFFFFFF) == (len(GOLDEN_BINARY) - 4, 1, len(GOLDEN_BINARY) - 8)
+    head = struct.unpack(">hbhiiii", GOLDEN_BINARY[8:29])
+    assert head == (105, LanguageCode.JAVA, 479, 1, 0, 0, len(GOLDEN_BINARY) - 29)
+    assert GOLDEN_BINARY[29:] == struct.pack(">h", 5) + b"topic" + struct.pack(">i", 9) + b"TopicTest"
 
 
 def test_encode_json_golden() -> None:

@@ -7,9 +7,9 @@ import zlib
 from pathlib import Path
 
 import pytest
-from _bytes import BLANK_MAGIC, build_record, seg_name, write_segments
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.storebytes import BLANK_MAGIC, build_record, seg_name, write_segments
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.store.commitlog import (

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _bytes import cq_entry, seg_name
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.storebytes import cq_entry, seg_name
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT, ConsumeQueue, Segment, list_segments

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _bytes import build_store, cq_entry, seg_name
+from mqctl_testkit.storebytes import build_store, cq_entry, seg_name
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.store import commitlog as cl_mod

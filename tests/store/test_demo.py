@@ -7,10 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from mqctl.errors import StoreError, UsageError
-from mqctl.store.demo import DemoSummary, broker_conf_lines, build_demo_store
-from tests.store._storeparse import (
+from mqctl_testkit.storeparse import (
     java_hash,
     queue_bounds,
     quote_int_keys,
@@ -18,6 +15,9 @@ from tests.store._storeparse import (
     scan_commitlog,
     segment_files,
 )
+
+from mqctl.errors import StoreError, UsageError
+from mqctl.store.demo import DemoSummary, broker_conf_lines, build_demo_store
 
 HOUR = 3_600_000
 

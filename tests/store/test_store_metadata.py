@@ -9,14 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mqctl.errors import StoreCorruptError
-from mqctl.fastjson import dumps_compact, loads
 from mqctl.model import TopicConfig
 from mqctl.store.metadata import (
     decode_subscription_groups,
     decode_topics,
-    default_group_config,
-    encode_subscription_groups,
-    encode_topics,
     load_subscription_groups,
     load_topics,
 )
@@ -35,29 +31,6 @@ TOPIC_TEST = TopicConfig("TopicTest", 4, 4, 6, False, "SINGLE_TAG", 0, {"message
 
 def test_decode_spec_topics() -> None:
     assert decode_topics(SPEC_TOPICS_COMPACT.encode()) == {"TopicTest": TOPIC_TEST}
-
-
-def test_encode_topics_matches_spec() -> None:
-    data = encode_topics({"TopicTest": TOPIC_TEST}, DV)
-    assert dumps_compact(loads(data.decode())) == SPEC_TOPICS_COMPACT
-    # Pretty layout per spec 2.1: TAB per level, "k":v, no trailing newline.
-    assert data.decode() == (
-        "{\n"
-        '\t"dataVersion":{\n\t\t"counter":0,\n\t\t"stateVersion":0,\n\t\t"timestamp":1700000000000\n\t},\n'
-        '\t"topicConfigTable":{\n'
-        '\t\t"TopicTest":{\n'
-        '\t\t\t"attributes":{\n\t\t\t\t"message.type":"NORMAL"\n\t\t\t},\n'
-        '\t\t\t"order":false,\n'
-        '\t\t\t"perm":6,\n'
-        '\t\t\t"readQueueNums":4,\n'
-        '\t\t\t"topicFilterType":"SINGLE_TAG",\n'
-        '\t\t\t"topicName":"TopicTest",\n'
-        '\t\t\t"topicSysFlag":0,\n'
-        '\t\t\t"writeQueueNums":4\n'
-        "\t\t}\n"
-        "\t}\n"
-        "}"
-    )
 
 
 def test_decode_4x_topic_defaults_and_lenient_values() -> None:
@@ -112,17 +85,6 @@ GROUP_TEXT = (
 )
 
 
-def test_encode_default_group_as_spec_2_4_lists() -> None:
-    assert encode_subscription_groups({"GroupA": {}}, DV).decode() == GROUP_TEXT
-
-
-def test_group_round_trip_and_overrides() -> None:
-    data = encode_subscription_groups({"G": {"retryMaxTimes": 3}}, DV, forbidden={"G": {"T": 1}})
-    groups = decode_subscription_groups(data)
-    assert groups == {"G": {**default_group_config("G"), "retryMaxTimes": 3}}
-    assert loads(data.decode())["forbiddenTable"] == {"G": {"T": 1}}
-
-
 def test_decode_4x_groups() -> None:
     data = (
         b'{"subscriptionGroupTable":{"g":{"groupName":"g","retryMaxTimes":16}},"dataVersion":{"counter":1}}'
@@ -163,20 +125,3 @@ def test_truncated_is_corrupt(n: int) -> None:
         decode_topics(SPEC_TOPICS_COMPACT[: n % len(SPEC_TOPICS_COMPACT)].encode())
 
 
-topic_configs = st.builds(
-    TopicConfig,
-    name=st.text(alphabet="%|abcXYZ019_-", min_size=1, max_size=10),
-    read_queue_nums=st.integers(0, 64),
-    write_queue_nums=st.integers(0, 64),
-    perm=st.integers(0, 7),
-    order=st.booleans(),
-    topic_filter_type=st.sampled_from(["SINGLE_TAG", "MULTI_TAG"]),
-    topic_sys_flag=st.integers(0, 3),
-    attributes=st.dictionaries(st.sampled_from(["queue.type", "message.type"]), st.text(max_size=5)),
-)
-
-
-@given(st.lists(topic_configs, max_size=4))
-def test_topics_round_trip(ts: list[TopicConfig]) -> None:
-    topics = {t.name: t for t in ts}
-    assert decode_topics(encode_topics(topics, DV)) == topics

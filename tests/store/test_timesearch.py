@@ -8,9 +8,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from _bytes import build_store, cq_entry, seg_name
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.storebytes import build_store, cq_entry, seg_name
 
 from mqctl.errors import UsageError
 from mqctl.store.commitlog import CommitLog

@@ -24,12 +24,12 @@ import os
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.storebytes import build_store, cq_entry, seg_name
 
 from mqctl.store.commitlog import CommitLog
 from mqctl.store.consumequeue import ConsumeQueue
 from mqctl.store.timesearch4 import file_times, min_logic_offset_4x, offset_by_time_4x
 from mqctl.store.writer import StoreWriter
-from tests.store._bytes import build_store, cq_entry, seg_name
 
 T0 = 1_700_000_000_000  # a whole second, so JDK 8 truncation lands on T0 exactly
 

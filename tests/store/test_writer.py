@@ -8,10 +8,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-
-from mqctl.errors import UsageError
-from mqctl.store.writer import StoreWriter, encode_cq_entry, encode_record
-from tests.store._storeparse import (
+from mqctl_testkit.storeparse import (
     V1,
     V2,
     queue_bounds,
@@ -20,6 +17,9 @@ from tests.store._storeparse import (
     scan_commitlog,
     segment_files,
 )
+
+from mqctl.errors import UsageError
+from mqctl.store.writer import StoreWriter, encode_cq_entry, encode_record
 
 # Spec 4.7, typed in from the spec's hex dump (first 0x80 bytes) and its property text.
 SPEC_RECORD = (

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
+from mqctl import fsio
 from mqctl.errors import ExitStatus, MqctlError, UsageError
 from mqctl.model import SAMPLE_SCHEMA, BackendKind, GroupProgress, Rules, Sample, WatchView
 from mqctl.ops.watch.codec import sample_from_doc
@@ -138,20 +139,8 @@ def read_history(
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append one line in one write; start on a new line if the file ends in a cut line."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        lead = b""
-        if size:
-            with open(path, "rb") as f:
-                f.seek(size - 1)
-                lead = b"" if f.read(1) == b"\n" else b"\n"
-        data = memoryview(lead + line.encode("utf-8") + b"\n")
-        while data:
-            data = data[os.write(fd, data) :]
-    finally:
-        os.close(fd)
+    """Append one line in one write (fsio.append_line: a new line first after a cut one)."""
+    fsio.append_line(path, line)
 
 
 def record(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from fakemodel import Broker, Cluster, Online, Queue, hashset_order, tags_code
+from mqctl_testkit.fakemodel import Broker, Cluster, Online, Queue, hashset_order, tags_code
 
 NO_ROUTE = (
     "No topic route info in name server for the topic: {}\n"

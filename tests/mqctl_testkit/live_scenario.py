@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from fakemodel import Broker, Client, Cluster, Msg, Online, Queue, Topic
+from mqctl_testkit.cli import NOW_MS
+from mqctl_testkit.fakemodel import Broker, Client, Cluster, Msg, Online, Queue, Topic
 
-NOW = 1_767_225_600_000  # 2026-01-01T00:00:00Z, passed as --now-ms
+NOW = NOW_MS  # 2026-01-01T00:00:00Z
 T0 = NOW - 7_200_000  # 2025-12-31T22:00:00Z: the first message
 MINUTE = 60_000
 TAGS = ("TagA", "Aa", "TagB", "BB", None, "TagA", "TagC")

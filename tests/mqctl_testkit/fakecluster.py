@@ -27,11 +27,10 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from fakebodies import Reply, broker_answer, namesrv_answer
-from fakemodel import Cluster
-
 from mqctl.errors import ProtocolError
 from mqctl.remoting.frame import FLAG_RESPONSE, FrameDecoder, RemotingCommand, encode_command
+from mqctl_testkit.fakebodies import Reply, broker_answer, namesrv_answer
+from mqctl_testkit.fakemodel import Cluster
 
 ACL_REMARK = "[AuthenticationException] check signature failed"
 
