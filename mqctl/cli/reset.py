@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mqctl.cli import streams
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
@@ -129,9 +130,14 @@ def reset_offset_by_time(
     try:
         exported = _export(plan, journal, export, export_path, overwrite)
         _render(plan, journal, out.fmt, scope.ts_text or plan.target.text, scope.ts_long, exported, shown)
-    except (Exception, KeyboardInterrupt) as exc:
-        if journal is None or isinstance(exc, BrokenPipeError):
+        sys.stdout.flush()  # what is still buffered fails here, inside this guard
+    except (Exception, KeyboardInterrupt, SystemExit) as exc:
+        # SystemExit: rich exits from inside its own BrokenPipeError handler.
+        closed = isinstance(exc, BrokenPipeError) or isinstance(exc.__context__, BrokenPipeError)
+        if journal is None or (isinstance(exc, SystemExit) and not closed):
             raise
+        if closed:  # `| head`: the write landed all the same, so exit 9, not a quiet 141
+            streams.quiet_stdout()
         raise _landed_then_failed(journal, exc, shown) from exc
     finally:
         for w in warnings:
@@ -220,6 +226,8 @@ def _landed_then_failed(journal, exc: BaseException, shown: list[str]) -> MqctlE
         what = exc.message
     elif isinstance(exc, OSError):
         what = os_error_message(exc) if exc.filename else f"writing the output: {exc.strerror or exc}"
+    elif isinstance(exc, SystemExit):
+        what = "writing the output: Broken pipe"
     elif isinstance(exc, KeyboardInterrupt):
         what = "interrupted"
     else:

@@ -10,6 +10,7 @@ resetOffsetInner check), so broker-a q0 takes 0..11 and q2 5..9.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -267,7 +268,7 @@ def run_process(args: list[str], env: dict, stdout) -> subprocess.CompletedProce
 
 
 LANDED_THEN_FAILED = [
-    # (case, extra flags) — stdout is /dev/full: the offsets land, then printing them fails
+    # (case, extra flags) — the offsets land, then writing stdout fails
     ("json", ["--output", "json"]),
     ("table", ["--output", "table"]),
     ("plain", ["--output", "plain"]),
@@ -276,15 +277,36 @@ LANDED_THEN_FAILED = [
 ]
 
 
+@contextlib.contextmanager
+def full_disk():  # type: ignore[no-untyped-def]
+    with open("/dev/full", "w") as f:
+        yield f
+
+
+@contextlib.contextmanager
+def closed_pipe():  # type: ignore[no-untyped-def]
+    """A pipe whose reader is gone before anything is written (`| head` that already left)."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        yield w
+    finally:
+        os.close(w)
+
+
+STDOUTS = [("full-disk", full_disk, "No space left on device"), ("closed-pipe", closed_pipe, "Broken pipe")]
+
+
+@pytest.mark.parametrize(("stdout", "make", "reason"), STDOUTS, ids=[c[0] for c in STDOUTS])
 @pytest.mark.parametrize(("case", "extra"), LANDED_THEN_FAILED, ids=[c[0] for c in LANDED_THEN_FAILED])
-def test_output_failing_after_the_write_says_executed_first_and_exits_9(
-    env, case: str, extra: list[str]
-) -> None:  # type: ignore[no-untyped-def]
-    with open("/dev/full", "w") as full:
+def test_output_failing_after_the_write_says_executed_first_and_exits_9(  # type: ignore[no-untyped-def]
+    env, case: str, extra: list[str], stdout: str, make, reason: str
+) -> None:
+    with make() as out:
         p = run_process(
             ["-g", "G", "-t", "T", "--shift-by", "1", "-b", "broker-a", "-q", "0", "--execute", *extra],
             env,
-            full,
+            out,
         )
     assert p.returncode == 9, p.stderr
     first = p.stderr.splitlines()[0]
@@ -292,7 +314,7 @@ def test_output_failing_after_the_write_says_executed_first_and_exits_9(
     assert first.startswith("EXECUTED") and record.stem in first, p.stderr
     assert "Traceback" not in p.stderr
     line = error_line(p.stderr)
-    assert "No space left on device" in line, line
+    assert reason in line, line
     assert f"--undo {record.stem}" in p.stderr  # the way back is named
     assert committed(env["stores"]["broker-a"])[0] == 6  # it did land: a retry would apply it twice
 
@@ -379,7 +401,7 @@ INPUTS = [
         0,
         MAX,
     ),  # 1970-01-21: after every message
-    ("epoch-ms-without-s", [*G, "--to-earliest", "--epoch-ms"], 2, "--epoch-ms"),
+    ("epoch-ms-without-s", [*G, "--to-earliest", "--epoch-ms"], 2, "there is no -s"),
     ("epoch-ms-13-digits", [*G, "-s", "1795549192000"], 0, MAX),
     ("epoch-ms-small", [*G, "-s", "3000"], 0, {("broker-a", 0): 3, ("broker-b", 0): 1}),
     ("year-0001", [*G, "-s", "0001-01-01#00:00:00:000"], 0, MIN),  # before 1970: the earliest, as 1969
@@ -564,7 +586,7 @@ def test_a_reset_waits_a_bounded_time_for_another_resets_lock(  # type: ignore[n
 @pytest.mark.parametrize("value", ["nan", "-1", "inf"])
 def test_a_lock_timeout_that_is_not_a_number_of_seconds_is_a_usage_error(env, value: str) -> None:  # type: ignore[no-untyped-def]
     r = mqctl(*G, "--to-latest", *env["S"], "--execute", "--lock-timeout", value)
-    assert r.exit_code == 2 and "--lock-timeout" in error_line(r.stderr), r.stderr
+    assert r.exit_code == 2 and "expected a number of seconds, 0 or more" in error_line(r.stderr), r.stderr
 
 
 @pytest.mark.slow  # ten interpreters at once
