@@ -214,6 +214,13 @@ def lag_report(
     _emit(output, report, render.report_table, render.report_doc, render.report_csv)
     if failure is not None:
         raise failure
+    if report.time_unknown:  # a damaged store: the rows are written, no gate or script passes on them
+        from mqctl.errors import StoreCorruptError
+
+        raise StoreCorruptError(
+            f"store times of {report.time_unknown} queue row(s) cannot be read: their lagMs is null",
+            "the commit log is damaged there; consumerProgress -g GROUP --store ... names the files",
+        )
 
 
 def _status_history(history: str | None, cluster: Cluster) -> str:

@@ -1,6 +1,7 @@
 """Plain data passed between layers, importable from here (``from mqctl.model import X``).
 
-queues (routes, consume stats, positions), clients (connections, groups), subexpr (tag
+queues (routes, consume stats, positions), clients (connections, groups), broadcast (the offsets
+broadcasting clients keep in their own files), subexpr (tag
 expressions, Java's String.hashCode), results (consumerProgress), plans (resetOffsetByTime, the
 journal), allocation (allocateMQ), versions (MQVersion names).
 
@@ -23,6 +24,7 @@ _WHERE = {
     "BrokerData": "queues",
     "BrokerFailure": "queues",
     "Connection": "clients",
+    "ClientOffsets": "broadcast",
     "ConsumeStats": "queues",
     "ConsumerConnection": "clients",
     "ConsumerRunningInfo": "clients",
@@ -129,6 +131,7 @@ if TYPE_CHECKING:
         RebalanceRow,
         TopicAllocation,
     )
+    from mqctl.model.broadcast import ClientOffsets
     from mqctl.model.clients import (
         FOUND_OFFSETS,
         FOUND_RETRY_TOPIC,

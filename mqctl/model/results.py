@@ -137,6 +137,7 @@ class LagReportSummary:
     dataset_format: str
     history: str | None
     top: list[dict[str, Any]]
+    time_unknown: int = 0  # store rows whose oldest unconsumed message cannot be read (damage)
 
 
 @dataclass(frozen=True)

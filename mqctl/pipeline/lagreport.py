@@ -140,10 +140,10 @@ def _run(
 ) -> LagReportSummary:
     from mqctl.pipeline.lagreport_run import run_spark
 
-    def work(spark: Any, progress: Any) -> list[dict[str, Any]]:
+    def work(spark: Any, progress: Any) -> tuple[list[dict[str, Any]], int]:
         return _phases(job, inputs, ds, spark, progress)
 
-    top = run_spark(
+    top, unknown = run_spark(
         work, flags.master, flags.driver_memory, verbose=flags.verbose, warn=warn, debug=flags.debug
     )
     return LagReportSummary(
@@ -154,11 +154,15 @@ def _run(
         dataset_format=ds.dataset_format,
         history=ds.history,
         top=top,
+        time_unknown=unknown,
     )
 
 
-def _phases(job: Any, inputs: _Inputs, ds: Dataset, spark: Any, progress: Any) -> list[dict[str, Any]]:
-    """The Spark part: the report, the dataset under --out, the history, the top groups (collected)."""
+def _phases(
+    job: Any, inputs: _Inputs, ds: Dataset, spark: Any, progress: Any
+) -> tuple[list[dict[str, Any]], int]:
+    """The Spark part: the report, the dataset under --out, the history, the top groups (collected),
+    and (stores) how many rows have a store time the commit log could not give."""
     progress.phase("listing ConsumeQueue files" if inputs.snapshot is None else "building rows")
     if inputs.snapshot is not None:
         from mqctl.pipeline.lagreport_live import run_live_report
@@ -179,8 +183,10 @@ def _phases(job: Any, inputs: _Inputs, ds: Dataset, spark: Any, progress: Any) -
     if ds.top:
         progress.phase("ranking groups" if ds.out or ds.history else "scanning")
         top_rows = [r.asDict() for r in job.top_groups_df(report, ds.top).collect()]
+    # A store's lagMs is null only where its commit log is damaged (live: where lag time was not asked).
+    unknown = report.where("lagMs IS NULL").count() if inputs.snapshot is None else 0
     report.unpersist()
-    return top_rows
+    return top_rows, unknown
 
 
 def status_report(

@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl.model.queues import TIME_UNREADABLE
 from mqctl.pipeline import spark_schemas as S
 from mqctl.pipeline.inputs import local_path
 from mqctl.store.consumequeue import first_live, is_live, valid_count
@@ -89,8 +90,11 @@ class _Stamps:
         log = self._logs.get(broker)
         if log is None:
             log = self._logs[broker] = CommitLog([Path(d) for d in self._dirs[broker]])
-        ts = log.store_timestamp(phys, size)
-        return ts if ts > 0 else 0  # -1: the message is gone; consumerProgress shows 0
+        ts = log.store_time(phys, size)
+        # Gone (-1, the broker's own rules) reads as 0, as consumerProgress shows it; damage (a
+        # record that should be there and cannot be read) stays TIME_UNREADABLE: the report
+        # makes its lag time null, never 0.
+        return ts if ts > 0 or ts == TIME_UNREADABLE else 0
 
     def close(self) -> None:
         for log in self._logs.values():

@@ -204,9 +204,12 @@ SELECT `group`, topic, brokerName, queueId,
        greatest(committedOffset, 0) AS consumerOffset,
        brokerOffset - greatest(committedOffset, 0) AS diff,
        CASE WHEN matchAll IS NULL THEN CAST(NULL AS BIGINT) ELSE coalesce(matched, 0) END AS matchedDiff,
-       coalesce(lastTimestamp, 0) AS lastTimestamp,
-       coalesce(oldest.oldestTimestamp, 0) AS oldestUnconsumedTimestamp,
-       CASE WHEN oldest.oldestTimestamp > 0 THEN greatest({now} - oldest.oldestTimestamp, 0)
+       greatest(coalesce(lastTimestamp, 0), 0) AS lastTimestamp,  -- unreadable (-2): 0, as the broker's N/A
+       -- -2 (TIME_UNREADABLE): the commit log is damaged there: the time and the lag are unknown
+       CASE WHEN oldest.oldestTimestamp = -2 THEN CAST(NULL AS BIGINT)
+            ELSE coalesce(oldest.oldestTimestamp, 0) END AS oldestUnconsumedTimestamp,
+       CASE WHEN oldest.oldestTimestamp = -2 THEN CAST(NULL AS BIGINT)
+            WHEN oldest.oldestTimestamp > 0 THEN greatest({now} - oldest.oldestTimestamp, 0)
             ELSE CAST(0 AS BIGINT) END AS lagMs,
        committedOffset < 0 AS noCommittedOffset,
        committedOffset >= 0 AND committedOffset < coalesce(liveMin, brokerOffset) AS belowMin,

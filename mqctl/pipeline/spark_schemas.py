@@ -112,7 +112,8 @@ _GROUP_QUEUE = [
 # live cluster (-n). Declared once for both, and for the history (HISTORY adds the sample time):
 # - minOffset is null live when the broker did not answer GET_TOPIC_STATS_INFO for the topic;
 # - matchedDiff is null without --subscriptions, and always live (see lagreport_live);
-# - oldestUnconsumedTimestamp and lagMs are null live with --no-lag-time;
+# - oldestUnconsumedTimestamp and lagMs are null live without --lag-time, and on a store where the
+#   commit log is damaged (the record cannot be read: unknown, never 0);
 # - noCommittedOffset (and belowMin / aboveMax) is null live when the broker's offset table
 #   could not be read (the consume stats alone cannot tell "no commit" from 0);
 # - consumeTps, pullOffset and inflight are live only (null from stores; pullOffset is also null

@@ -17,9 +17,12 @@ __all__ = ["DENIED_HINT", "MAX_CONFIG_BYTES", "ConfigUnreadable", "read_config_b
 MAX_CONFIG_BYTES = 1 << 30
 
 
-def read_config_bytes(path: Path) -> bytes | None:
+def read_config_bytes(path: Path, limit: int | None = None) -> bytes | None:
     """A config file's bytes; None when it does not exist. ``StoreError`` (exit 6) naming the path
-    when it cannot be read (permissions), is not a regular file, or is over ``MAX_CONFIG_BYTES``."""
+    when it cannot be read (permissions), is not a regular file, or is over ``limit`` bytes
+    (default ``MAX_CONFIG_BYTES``)."""
+    if limit is None:
+        limit = MAX_CONFIG_BYTES
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -30,13 +33,13 @@ def read_config_bytes(path: Path) -> bytes | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ConfigUnreadable(path, "not a regular file")
-        limit = f"over the {MAX_CONFIG_BYTES:,}-byte limit of a config file"
-        if st.st_size > MAX_CONFIG_BYTES:
-            raise ConfigUnreadable(path, f"{st.st_size:,} bytes, {limit}")
+        over = f"over the {limit:,}-byte limit of a {path.name}"
+        if st.st_size > limit:
+            raise ConfigUnreadable(path, f"{st.st_size:,} bytes, {over}")
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:  # grew while read
-            raise ConfigUnreadable(path, limit)
+            data = f.read(limit + 1)
+        if len(data) > limit:  # grew while read
+            raise ConfigUnreadable(path, over)
         return data
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}", DENIED_HINT) from None

@@ -1,5 +1,6 @@
-"""``config/consumerOffset.json`` (broker) and ``offsets.json`` (broadcasting client): decode,
-encode in the broker's exact style, and load with the broker's ``.bak`` fallback rule."""
+"""``config/consumerOffset.json``: decode, encode in the broker's exact style, and load with the
+broker's ``.bak`` fallback rule (which a broadcasting client's ``offsets.json`` shares:
+``store.clientoffsets``)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from mqctl.errors import StoreCorruptError, StoreError
-from mqctl.fastjson import FrozenKey, dumps_pretty, loads
-from mqctl.model import MessageQueue
+from mqctl.fastjson import dumps_pretty, loads
 from mqctl.model.javaorder import string_order
 from mqctl.store.configread import DENIED_HINT, ConfigUnreadable, read_config_bytes
 
@@ -23,7 +23,6 @@ __all__ = [
     "LoadedConfig",
     "LoadedOffsets",
     "OffsetTable",
-    "decode_client_offsets",
     "decode_consumer_offsets",
     "encode_consumer_offsets",
     "load_config_file",
@@ -219,10 +218,6 @@ class LoadedConfig(Generic[T]):
     warning: str | None
 
 
-def _read(path: Path) -> bytes | None:
-    return read_config_bytes(path)
-
-
 def _exists(path: Path) -> bool:
     try:
         return path.exists()
@@ -237,6 +232,8 @@ def load_config_file(
     retries: int = 3,
     retry_delay: float = 0.05,
     sleep: Callable[[float], None] = time.sleep,
+    owner: str = "broker",
+    limit: int | None = None,
 ) -> LoadedConfig[T]:
     """Load ``path`` like ``ConfigManager.load``: the file, else ``path.bak``, else nothing.
 
@@ -245,12 +242,16 @@ def load_config_file(
     few times before falling back. A ``.bak`` that exists but does not parse is fatal, as it
     is for the broker's startup; so is a main file that stays unparsable with no usable
     ``.bak`` (mqctl never reads data it could not parse as "no offsets").
+
+    A broadcasting client's ``offsets.json`` follows the same rule (``LocalFileOffsetStore``'s
+    readLocalOffset / readLocalOffsetBak): ``owner`` names who writes the file in the messages,
+    ``limit`` bounds the bytes read.
     """
     bak = path.with_name(path.name + ".bak")
     reason = ""
     for attempt in range(retries + 1):
         try:
-            data = _read(path)
+            data = read_config_bytes(path, limit)
         except ConfigUnreadable as exc:
             # Not a regular file, or too big: the broker's file2String reads such a file as empty
             # (a device's length is 0) or fails (>= 2 GiB); either way it loads the .bak.
@@ -270,7 +271,7 @@ def load_config_file(
         if attempt < retries:
             sleep(retry_delay)
 
-    bak_data = _read(bak)
+    bak_data = read_config_bytes(bak, limit)
     if bak_data is None or not bak_data.strip():
         state = "missing" if bak_data is None else "empty"
         if reason.startswith(("unparsable", "unreadable")):
@@ -278,22 +279,24 @@ def load_config_file(
             # pass every gate. (A missing or empty file is a fresh broker: that is empty.)
             raise StoreCorruptError(
                 f"{path} is {reason} and {bak.name} is {state}",
-                hint="the data cannot be read; restore the file (or its .bak) from the broker",
+                hint=f"the data cannot be read; restore the file (or its .bak) from the {owner}",
             )
         return LoadedConfig(
             None,
             None,
             False,
-            f"{path.name} is {reason} and {bak.name} is {state}: reading it as empty, as the broker would",
+            f"{path.name} is {reason} and {bak.name} is {state}: reading it as empty, as the {owner} would",
         )
     try:
         value = decode(bak_data, bak.name)
     except StoreCorruptError as exc:
         raise StoreCorruptError(
             f"{path.name} is {reason} and its backup {bak.name} is corrupt too: {exc.message}",
-            hint="the broker would refuse to start on this store; restore the file by hand",
+            hint=f"the {owner} would refuse to start on it; restore the file by hand",
         ) from None
-    return LoadedConfig(value, bak, True, f"{path.name} is {reason}; using {bak.name}, the broker's fallback")
+    return LoadedConfig(
+        value, bak, True, f"{path.name} is {reason}; using {bak.name}, the {owner}'s fallback"
+    )
 
 
 @dataclass(frozen=True)
@@ -313,24 +316,3 @@ def load_consumer_offsets(config_dir: Path, *, retries: int = 3, retry_delay: fl
     )
     table = loaded.value if loaded.value is not None else OffsetTable()
     return LoadedOffsets(table, loaded.path, loaded.fell_back, loaded.warning)
-
-
-# ---------------------------------------------------------------------------------------------
-# Client side: <dir>/<clientId>/<group>/offsets.json of broadcasting consumers (spec 2.7)
-
-
-def decode_client_offsets(data: bytes, what: str = "offsets.json") -> dict[MessageQueue, int]:
-    doc = decode_document(data, what)
-    raw = doc.get("offsetTable") or {}
-    if not isinstance(raw, dict):
-        raise StoreCorruptError(f"{what}: offsetTable is not an object")
-    out: dict[MessageQueue, int] = {}
-    for key, offset in raw.items():
-        if not isinstance(key, FrozenKey):
-            raise StoreCorruptError(f"{what}: offsetTable key {key!r} is not a MessageQueue object")
-        topic, broker = key.get("topic"), key.get("brokerName")
-        if not isinstance(topic, str) or not isinstance(broker, str):
-            raise StoreCorruptError(f"{what}: MessageQueue key {key!r} lacks topic or brokerName")
-        mq = MessageQueue(topic, broker, as_int(key.get("queueId"), f"{what}: queueId", _INT32))
-        out[mq] = as_int(offset, f"{what}: offset of {mq}")
-    return out

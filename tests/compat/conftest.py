@@ -136,6 +136,9 @@ TOPOLOGY = (
     # write-only on broker-a (perm 2): allocateMQ must leave its queues out
     "topic:TopicWriteOnly:4:broker-a:2",
     "topic:TopicWriteOnly:2:broker-b",
+    # broadcasting consumers (test_compat_broadcast.py); broker-a's queue 2 stays empty
+    "topic:TopicBroadcast:3:broker-a",
+    "topic:TopicBroadcast:2:broker-b",
     "group:GroupReset:broker-a+broker-b",
     "group:GroupTags:broker-a+broker-b",
 )

@@ -237,3 +237,41 @@ def test_cli_end_to_end(spark: Any, fleet: Fleet, tmp_path: Path) -> None:
     assert {d["group"]: [d["diffTotal"], d["matchedDiffTotal"]] for d in doc["top"]} == totals
     assert len(list(out.glob("part-*.csv"))) >= 1
     assert spark.sparkContext._jsc is not None  # the CLI did not stop a session it did not start
+
+
+def test_damaged_commit_log_is_null_lag_and_exit_6(spark: Any, tmp_path: Path) -> None:
+    """A zeroed commit-log segment: the store time of the first unconsumed message cannot be
+    read, so lagMs is null (unknown) in the dataset and the top groups, never 0, and the run
+    exits 6 after writing. The undamaged queue keeps its real lag."""
+    import typer
+    from typer.testing import CliRunner
+
+    from mqctl.cli.lagreport import lag_report
+
+    root = tmp_path / "a"
+    w = StoreWriter(root, broker_name="broker-a", commitlog_file_size=4096, cq_file_size=5 * 20)
+    w.create_topic("T", queues=2)
+    t = _put(w, "T", 0, 4, T0)  # queue 0: stored T0 .. T0+3 s, in the first segment
+    for _ in range(30):  # fill the first segment and spill into the next ones
+        t = _put(w, "T", 1, 1, t)
+    w.commit_offset("G", "T", 0, 1)  # queue 0: the oldest unconsumed message is offset 1
+    w.commit_offset("G", "T", 1, 29)  # queue 1: offset 29, in a later segment
+    w.close()
+    first = sorted((root / "commitlog").iterdir())[0]
+    first.write_bytes(bytes(first.stat().st_size))  # the segment of queue 0's messages, zeroed
+    app = typer.Typer()
+    app.command()(lag_report)
+    app.command("other")(lambda: None)
+    out = tmp_path / "ds"
+    args = ["lag-report", "-S", f"broker-a={root}", "--out", str(out), "--format", "json", "-o", "json"]
+    res = CliRunner().invoke(app, [*args, "--cq-read", "direct", "--now-ms", str(NOW)])
+    assert res.exit_code == 6, res.stderr
+    assert "cannot be read" in res.stderr and "Traceback" not in res.stderr
+    rows = {
+        d["queueId"]: d
+        for p in sorted(out.glob("part-*.json"))
+        for d in map(json.loads, p.read_text().splitlines())
+    }
+    assert rows[0]["lagMs"] is None and rows[0]["oldestUnconsumedTimestamp"] is None
+    assert rows[0]["diff"] == 3  # the offsets are still exact
+    assert rows[1]["lagMs"] == NOW - rows[1]["oldestUnconsumedTimestamp"] > 0

@@ -1,4 +1,4 @@
-"""consumerOffset.json / offsets.json codecs and the broker's .bak load rule (spec 2.2, 2.6, 2.7)."""
+"""consumerOffset.json codec and the broker's .bak load rule (spec 2.2, 2.6); offsets.json: test_clientoffsets."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mqctl.errors import StoreCorruptError, StoreError
-from mqctl.model import MessageQueue
 from mqctl.store.offsets import (
     LoadedOffsets,
     OffsetTable,
-    decode_client_offsets,
     decode_consumer_offsets,
     encode_consumer_offsets,
     load_consumer_offsets,
@@ -253,57 +251,3 @@ def test_load_unreadable_is_store_error(tmp_path: Path) -> None:
     (tmp_path / "consumerOffset.json").mkdir()
     with pytest.raises(StoreError):
         load(tmp_path)
-
-
-# --- client-side offsets.json (spec 2.7) -----------------------------------------------------
-
-CLIENT_TEXT = (
-    b"{\n"
-    b'\t"offsetTable":{{\n'
-    b'\t\t\t"brokerName":"broker-a",\n'
-    b'\t\t\t"queueId":1,\n'
-    b'\t\t\t"topic":"TopicTest"\n'
-    b"\t\t}:43,{\n"
-    b'\t\t\t"brokerName":"broker-a",\n'
-    b'\t\t\t"queueId":0,\n'
-    b'\t\t\t"topic":"TopicTest"\n'
-    b"\t\t}:42\n"
-    b"\t}\n"
-    b"}"
-)
-
-
-def test_decode_client_offsets() -> None:
-    assert decode_client_offsets(CLIENT_TEXT) == {
-        MessageQueue("TopicTest", "broker-a", 1): 43,
-        MessageQueue("TopicTest", "broker-a", 0): 42,
-    }
-    assert decode_client_offsets(b'{"offsetTable":{}}') == {}
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        b'{"offsetTable":{"x":1}}',
-        b'{"offsetTable":{{"queueId":1}:1}}',
-        b'{"offsetTable":{{"topic":"t","brokerName":"b","queueId":"q"}:1}}',
-    ],
-)
-def test_decode_client_offsets_rejects(data: bytes) -> None:
-    with pytest.raises(StoreCorruptError):
-        decode_client_offsets(data)
-
-
-@given(st.integers(min_value=0, max_value=len(CLIENT_TEXT) - 1))
-def test_client_truncated_is_corrupt(n: int) -> None:
-    with pytest.raises(StoreCorruptError):
-        decode_client_offsets(CLIENT_TEXT[:n])
-
-
-@settings(max_examples=200)
-@given(st.binary(max_size=80))
-def test_client_random_bytes_only_typed_errors(data: bytes) -> None:
-    try:
-        decode_client_offsets(data)
-    except StoreCorruptError:
-        pass
