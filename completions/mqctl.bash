@@ -30,7 +30,7 @@ _mqctl() {
                 --from-file) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --output) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--group -g --topic -t --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --timestamp -s --force -f --broker -b --queue -q --offset -o --to-earliest --to-latest --to-offset --shift-by --by-duration --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--group -g --topic -t --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --lock-timeout --timestamp -s --force -f --broker -b --queue -q --offset -o --to-earliest --to-latest --to-offset --shift-by --by-duration --epoch-ms --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -h --help" -- "$cur") ) ;;
         consumerConnection)
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;

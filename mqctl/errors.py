@@ -137,14 +137,23 @@ class BrokerResponseError(MqctlError):
 
 class PartialWriteError(MqctlError):
     """A write across several brokers stopped part-way: ``applied`` names the brokers that hold the
-    new offsets (the others are unchanged). The journal keeps a record so undo can put them back."""
+    new offsets (the others are unchanged). The journal keeps a record so undo can put them back.
+    ``landed`` False: every broker refused and reading back showed no queue at its target, so
+    nothing was written (the journal records the attempt as refused)."""
 
     def __init__(
-        self, message: str, applied: list[str], exit_status: ExitStatus, hint: str | None = None
+        self,
+        message: str,
+        applied: list[str],
+        exit_status: ExitStatus,
+        hint: str | None = None,
+        *,
+        landed: bool = True,
     ) -> None:
         super().__init__(message, hint)
         self.applied = applied
         self.exit_status = exit_status
+        self.landed = landed
 
 
 class _Failure(Protocol):

@@ -128,11 +128,17 @@ class LiveOffsetWrite:
         checks = self._read_back(notes)
         if failed:
             why = "; ".join(f"{b}: {m}" for b, m in failed.items())
+            landed = bool(done) or not self._none_took(checks)
             raise PartialWriteError(
                 f"{len(failed)} of {len(brokers)} broker(s) did not take the reset ({why}); "
-                f"{', '.join(done) or 'none'} did (kept in the journal)",
+                + (
+                    f"{', '.join(done) or 'none'} did"
+                    if landed
+                    else "no queue moved (read back): nothing written"
+                ),
                 done,
                 _status(failed),
+                landed=landed,
             )
         extra: tuple[str, ...] = tuple(self._notes)
         if fallback:
@@ -146,6 +152,13 @@ class LiveOffsetWrite:
                 "that removes one, so they keep their current offset",
             )
         return WriteResult(tuple(done), method, checks, extra)
+
+    def _none_took(self, checks: Sequence[AppliedQueue]) -> bool:
+        """Every queue read back, and none of those the write would move is at its target."""
+        before = {c.queue: c.before for c in self.changes}
+        return all(
+            c.now is not None and (c.now != c.target or before.get(c.queue) == c.target) for c in checks
+        )
 
     def _update(
         self, queues: Mapping[MessageQueue, int], failed: dict[str, str], notes: dict[MessageQueue, str]

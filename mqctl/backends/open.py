@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,8 @@ class BackendOptions:
     tls: bool = False
     tls_insecure: bool = False
     version: int | None = None  # --mqadmin-version: the RocketMQ release to follow (else detected)
+    lock_timeout: float = 30.0  # store: seconds a write waits for another mqctl reset's lock
+    on_lock_wait: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
 def open_backend(target: BackendTarget, options: BackendOptions | None = None) -> Backend:
@@ -36,6 +39,8 @@ def open_backend(target: BackendTarget, options: BackendOptions | None = None) -
             {name: Path(root) for name, root in target.stores},
             ignore_abort_file=opts.ignore_abort_file,
             version=opts.version,
+            lock_timeout=opts.lock_timeout,
+            on_lock_wait=opts.on_lock_wait,
         )
     if target.kind is BackendKind.LIVE and target.namesrv:
         from mqctl.backends.live import LiveBackend

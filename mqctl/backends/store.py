@@ -7,7 +7,7 @@ search, the route a name server would hand out); what lives only in a running br
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,16 +55,24 @@ class StoreBackend:
     """Backend over one or more broker store roots: {broker name: store root}.
 
     ``ignore_abort_file`` lets a write go ahead although a store has an ``abort`` file (never
-    while the broker holds its lock); reads never look at it.
+    while the broker holds its lock); reads never look at it. A write waits up to
+    ``lock_timeout`` seconds for another mqctl reset of the same store, telling ``on_lock_wait``.
     """
 
     kind = BackendKind.STORE
 
     def __init__(
-        self, stores: Mapping[str, Path], *, ignore_abort_file: bool = False, version: int | None = None
+        self,
+        stores: Mapping[str, Path],
+        *,
+        ignore_abort_file: bool = False,
+        version: int | None = None,
+        lock_timeout: float = 30.0,
+        on_lock_wait: Callable[[str], None] | None = None,
     ) -> None:
         self._roots = {name: Path(root) for name, root in stores.items()}
         self._ignore_abort_file = ignore_abort_file
+        self._lock_timeout, self._on_lock_wait = lock_timeout, on_lock_wait
         self._version = version
         self._stack = ExitStack()
         self._brokers: dict[str, BrokerFiles] = {}
@@ -337,6 +345,8 @@ class StoreBackend:
             {key(mq): off for mq, off in targets.items()},
             None if expected is None else {key(mq): off for mq, off in expected.items()},
             force_abort_file=self._ignore_abort_file,
+            lock_timeout=self._lock_timeout,
+            on_lock_wait=self._on_lock_wait,
         )
         return _StoreOffsetWrite(write)
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+from mqctl.cli import streams
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
@@ -17,16 +20,21 @@ from mqctl.cli.reset_args import (
     ExportOpt,
     FromFileOpt,
     GroupOpt,
+    LockTimeoutOpt,
     NowMsOpt,
     OverwriteOpt,
     TargetFlags,
     TopicOpt,
     UndoOpt,
     UnsafeIgnoreAbortFileOpt,
+    lock_timeout_seconds,
     plan_source,
     target_options,
 )
-from mqctl.errors import ExitStatus, UsageError
+from mqctl.errors import ExitStatus, MqctlError, UsageError
+
+if TYPE_CHECKING:
+    from mqctl.backends.open import BackendOptions
 
 STDOUT = "-"  # --export -: the JSON plan on stdout (ops.planfile.STDOUT)
 
@@ -41,31 +49,35 @@ no-committed-offset, current-below-min, kept-not-backwards (-f false), beyond-ma
 
 Targets follow the 5.x broker: every queue 0..readQueueNums-1 of the topic on every broker with the
 topic; first message with store time >= the timestamp (LOWER boundary), clamped to [min, max]; now,
-a future time or a negative timestamp go to max. -s accepts: now, epoch millis,
-yyyy-MM-dd#HH:mm:ss:SSS (local time, strict: no month roll-over), ISO 8601 with an offset
-(2026-11-20T10:00:00+08:00 or ...Z). -f false only moves a queue backwards (the legacy rule).
+a future time or a negative timestamp go to max. -s accepts: now, epoch millis (ten digits are
+refused as seconds unless --epoch-ms), yyyy-MM-dd#HH:mm:ss:SSS (local time, strict: no month
+roll-over), ISO 8601 with an offset (2026-11-20T10:00:00+08:00 or ...Z); any date before 1970 is
+the earliest offset. -f false only moves a queue backwards (the legacy rule).
 A 4.x cluster (detected, or --mqadmin-version 4.9.7) follows the 4.9.7 broker instead: the
 consume-queue file chosen by its modification time, the nearest message, no clamp; -s now = -1.
 One queue: -b BROKER_NAME (a store's broker name, not mqadmin's address) -q QUEUE_ID, optionally
 -o OFFSET, which must lie in [min, max+1] (the broker's check; a target of 0 is applied, unlike
-mqadmin).
+mqadmin); -b alone keeps to that broker's queues. Every target (flags, a plan file, an undo) is
+checked against the cluster's [min, max+1] right before the write.
 
 Workflow: review the dry run (or --export plan.json / plan.csv), then --execute, or
 --from-file plan.json --execute, which refuses (exit 5, nothing written) when any current offset
-differs from the one in the plan. Every execute is journalled in $MQCTL_JOURNAL_DIR (default
+differs from the one in the plan or a target lies outside its queue's range. Every execute is journalled in $MQCTL_JOURNAL_DIR (default
 $XDG_STATE_HOME/mqctl/journal or ~/.local/state/mqctl/journal); --undo ID|latest plans the
 reverse (dry run first, refuses if the offsets moved since) and --execute applies it.
 
 Safety on a store: refuses while the broker holds its store lock (it would overwrite the change
 from memory; nothing overrides this), refuses when an abort file is present unless
---unsafe-ignore-abort-file, takes mqctl's own lock, re-reads the file and refuses if it does not
+--unsafe-ignore-abort-file, takes mqctl's own lock (waiting up to --lock-timeout for another
+reset), re-reads the file and refuses if it does not
 parse, keeps the old file as .bak, writes temp + fsync + rename + directory fsync.
 
 Live (-n): an online group's queues are reset by the brokers, which tell the clients; an offline
 group's offsets are written queue by queue; every queue is read back afterwards.
 
 Exit: 0 ok, 2 usage, 3 unknown group/topic/queue/broker, 4 unreachable (or a queue not read
-back), 5 refused (a stale plan, a queue that did not take the write), 6 bad store.
+back), 5 refused (a stale plan, a target out of range, a queue that did not take the write), 6 bad
+store or journal record, 9 executed, then a later step (the export, stdout) failed: do not retry.
 
 mqadmin equivalent: mqadmin resetOffsetByTime -g GROUP -t TOPIC -s TIMESTAMP [-f true|false]
 [-b BROKER_ADDR -q QUEUE_ID [-o OFFSET]] [-c CLUSTER]"""
@@ -85,6 +97,7 @@ def reset_offset_by_time(
     from_file: FromFileOpt = None,
     undo: UndoOpt = None,
     unsafe_ignore_abort_file: UnsafeIgnoreAbortFileOpt = False,
+    lock_timeout: LockTimeoutOpt = 30.0,
     now_ms: NowMsOpt = None,
     *,
     target: TargetFlags,
@@ -99,22 +112,37 @@ def reset_offset_by_time(
     topic = topic.strip() if topic else None
     scope = target.scope(now, from_file, undo)
     _check(execute and dry_run, export)
-    record, plan_file = plan_source(undo, from_file, group)
+    record, plan_file = plan_source(undo, from_file, group, topic)
     if record is None and plan_file is None and (not group or not topic):
         raise UsageError("-g/--group and -t/--topic are required")
-    with _backend(record, cluster, unsafe_ignore_abort_file) as backend:
+    options = cluster.options(ignore_abort_file=unsafe_ignore_abort_file)
+    options = replace(options, lock_timeout=lock_timeout_seconds(lock_timeout), on_lock_wait=_say_waiting)
+    with _backend(record, cluster, options) as backend:
         export_path = (
             check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
         )
         plan = _plan(backend, record, plan_file, from_file, (group, topic, scope, target.forced))
-        if scope.whole_topic:
-            plan = ops.note(plan, f"-q {scope.queue_text} means every queue, as in mqadmin")
+        if scope.note:
+            plan = ops.note(plan, scope.note)
         journal = ops.apply_plan(backend, plan) if execute else None
-        for w in backend.take_warnings():
-            warn(str(w))
+        warnings = [str(w) for w in backend.take_warnings()]
+    shown: list[str] = []  # the status line, once it is on stderr
+    try:
+        exported = _export(plan, journal, export, export_path, overwrite)
+        _render(plan, journal, out.fmt, scope.ts_text or plan.target.text, scope.ts_long, exported, shown)
+        sys.stdout.flush()  # what is still buffered fails here, inside this guard
+    except (Exception, KeyboardInterrupt, SystemExit) as exc:
+        # SystemExit: rich exits from inside its own BrokenPipeError handler.
+        closed = isinstance(exc, BrokenPipeError) or isinstance(exc.__context__, BrokenPipeError)
+        if journal is None or (isinstance(exc, SystemExit) and not closed):
+            raise
+        if closed:  # `| head`: the write landed all the same, so exit 9, not a quiet 141
+            streams.quiet_stdout()
+        raise _landed_then_failed(journal, exc, shown) from exc
+    finally:
+        for w in warnings:
+            warn(w)
     _report_write(journal)
-    exported = _export(plan, journal, export, export_path, overwrite)
-    _render(plan, journal, out.fmt, scope.ts_text or plan.target.text, scope.ts_long, exported)
     _exit_on_missed(journal)
 
 
@@ -169,14 +197,47 @@ def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-un
     )
 
 
-def _backend(record, cluster: Cluster, ignore_abort_file: bool):  # type: ignore[no-untyped-def]
+def _backend(record, cluster: Cluster, options: BackendOptions):  # type: ignore[no-untyped-def]
     """An undo reopens the cluster its journal names (through the same opener) unless the user
     points elsewhere."""
-    if record is not None and not cluster.store and not cluster.profile and not cluster.namesrv:
-        from mqctl.backends.open import open_backend
+    from mqctl.backends.open import open_backend
 
-        return open_backend(record.target, cluster.options(ignore_abort_file=ignore_abort_file))
-    return cluster.open(ignore_abort_file=ignore_abort_file)
+    if record is not None and not cluster.store and not cluster.profile and not cluster.namesrv:
+        return open_backend(record.target, options)
+    return open_backend(cluster.target(), options)
+
+
+def _say_waiting(message: str) -> None:
+    sys.stderr.write(f"mqctl: {message}\n")
+    sys.stderr.flush()
+
+
+def _landed_then_failed(journal, exc: BaseException, shown: list[str]) -> MqctlError:  # type: ignore[no-untyped-def]
+    """An --execute whose offsets landed, then a later step (the export, stdout) failed: never a
+    plain failure a script would retry. The first stderr line says it was executed (unless the
+    status line already did), the error follows with exit 9."""
+    from mqctl.cli.errors import os_error_message
+
+    if not shown:
+        sys.stderr.write(
+            f"EXECUTED (journal {journal.id}): the offsets were written and journalled; a later step failed\n"
+        )
+    if isinstance(exc, MqctlError):
+        what = exc.message
+    elif isinstance(exc, OSError):
+        what = os_error_message(exc) if exc.filename else f"writing the output: {exc.strerror or exc}"
+    elif isinstance(exc, SystemExit):
+        what = "writing the output: Broken pipe"
+    elif isinstance(exc, KeyboardInterrupt):
+        what = "interrupted"
+    else:
+        what = f"internal error: {type(exc).__name__}: {exc}"
+    err = MqctlError(
+        f"after the reset was applied: {what}",
+        f"the reset landed (journal {journal.id}): do not run it again; --undo {journal.id} takes it back",
+    )
+    err.exit_status = ExitStatus.APPLIED_THEN_FAILED
+    return err
 
 
 def _export(plan, journal, export: str | None, path: Path | None, overwrite: bool) -> str | None:  # type: ignore[no-untyped-def]
@@ -193,19 +254,21 @@ def _export(plan, journal, export: str | None, path: Path | None, overwrite: boo
     return str(path)
 
 
-def _render(plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int, exported: str | None) -> None:  # type: ignore[no-untyped-def]
+def _render(  # type: ignore[no-untyped-def]
+    plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int, exported: str | None, shown: list[str]
+) -> None:
     from mqctl.ops.planfile import CSV_COLUMNS, csv_rows, plan_document
     from mqctl.render import reset as render
 
     status = render.status_line(plan, journal, exported)
     out = sys.stdout
-    if exported == STDOUT:
-        sys.stderr.write(status + "\n")
-        return
-    if fmt in (OutputFormat.plain, OutputFormat.csv):
-        # stdout carries mqadmin's table (or the CSV) alone, so scripts parsing it keep working.
+    if exported == STDOUT or fmt in (OutputFormat.plain, OutputFormat.csv):
+        # stdout carries the plan, mqadmin's table or the CSV alone, so scripts parsing it keep working.
         sys.stderr.write(status + "\n")
         sys.stderr.flush()
+        shown.append(status)
+    if exported == STDOUT:
+        return
     emit(
         fmt,
         out,

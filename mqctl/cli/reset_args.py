@@ -55,7 +55,12 @@ ForceOpt = Annotated[
 
 BrokerOpt = Annotated[
     str | None,
-    typer.Option("--broker", "-b", help="One queue: broker NAME (with -q).", show_default=False),
+    typer.Option(
+        "--broker",
+        "-b",
+        help="Broker NAME: with -q one queue; alone, only that broker's queues.",
+        show_default=False,
+    ),
 ]
 
 QueueOpt = Annotated[
@@ -100,6 +105,14 @@ ByDurationOpt = Annotated[
     ),
 ]
 
+EpochMsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--epoch-ms",
+        help="-s EPOCH is milliseconds even with ten digits (a date in 1970; refused as seconds without it).",
+    ),
+]
+
 ExecuteOpt = Annotated[bool, typer.Option("--execute", help="Apply the plan (default: dry run).")]
 
 DryRunOpt = Annotated[
@@ -139,7 +152,24 @@ UnsafeIgnoreAbortFileOpt = Annotated[
     ),
 ]
 
+LockTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--lock-timeout",
+        metavar="SECONDS",
+        help="A store: wait this long for another mqctl reset of the same store to finish (0: do not wait).",
+    ),
+]
+
 NowMsOpt = Annotated[int | None, typer.Option("--now-ms", hidden=True)]
+
+
+def lock_timeout_seconds(value: float) -> float:
+    import math
+
+    if not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"--lock-timeout {value}: expected a number of seconds, 0 or more")
+    return value
 
 
 def parse_target(now: int, **given: object) -> tuple[Target, str, int]:
@@ -161,7 +191,9 @@ def parse_target(now: int, **given: object) -> tuple[Target, str, int]:
             ("--undo", "undo"),
             ("-o/--offset", "explicit"),
         )
-        if given[key] not in (None, False) and not (key == "timestamp" and explicit is not None)
+        if given[key] is not None
+        and given[key] is not False  # -o 0 is a target (0 == False)
+        and not (key == "timestamp" and explicit is not None)
     ]
     if len(chosen) != 1:
         raise UsageError(
@@ -172,7 +204,10 @@ def parse_target(now: int, **given: object) -> tuple[Target, str, int]:
     ts_text, ts_long = "", -1
     timestamp = given["timestamp"]
     if isinstance(timestamp, str):
-        ts_text, ts_long = timestamp.strip(), parse_timestamp(timestamp, now)
+        ts_text, ts_long = (
+            timestamp.strip(),
+            parse_timestamp(timestamp, now, epoch_ms=given["epoch_ms"] is True),
+        )
     if isinstance(explicit, int):
         return Target("explicit", explicit, str(explicit)), ts_text, ts_long
     if given["to_earliest"]:
@@ -186,15 +221,16 @@ def parse_target(now: int, **given: object) -> tuple[Target, str, int]:
             return Target(kind, int_opt(value, flag) or 0, value), ts_text, ts_long  # type: ignore[arg-type]
     by_duration = given["by_duration"]
     if isinstance(by_duration, str):
-        ts_long = time_before(now, parse_duration_ms(by_duration))
+        ts_long = time_before(now, parse_duration_ms(by_duration, bare_ms=False))
         return Target("time", ts_long, by_duration), by_duration, ts_long
     return Target("time", ts_long, ts_text), ts_text, ts_long
 
 
 def plan_source(
-    undo: str | None, from_file: Path | None, group: str | None
+    undo: str | None, from_file: Path | None, group: str | None, topic: str | None = None
 ) -> tuple[JournalRecord | None, PlanFile | None]:
-    """The journal record (--undo) or plan file (--from-file) the plan comes from, if any."""
+    """The journal record (--undo) or plan file (--from-file) the plan comes from, if any; -g and
+    -t, when given, must name what it holds."""
     from mqctl.ops.planfile import load_plan_file
 
     record: JournalRecord | None = None
@@ -203,30 +239,31 @@ def plan_source(
         from mqctl.ops.journal import read_journal
 
         record = read_journal(undo.strip())
-        actual = record.group
+        actual, topics = record.group, {c.queue.topic for c in record.changes}
     elif from_file is not None:
         plan_file = load_plan_file(from_file)
-        actual = plan_file.group
+        actual, topics = plan_file.group, {r.topic for r in plan_file.rows}
     else:
         return None, None
+    what = "journal" if record is not None else "plan"
     if group and actual and group != actual:
-        what = "journal" if record is not None else "plan"
         raise UsageError(f"-g/--group {group!r} does not match the {what} ({actual!r})")
+    if topic and topics != {topic}:
+        raise UsageError(f"-t/--topic {topic!r} does not match the {what} ({', '.join(sorted(topics))})")
     return record, plan_file
 
 
 @dataclass(frozen=True)
 class Scope:
-    """What the target flags name: the target, mqadmin's -s text and millis (plain's header), and
-    the one queue of -b/-q (None: every queue; ``whole_topic``: mqadmin's -q < 0)."""
+    """What the target flags name: the target, mqadmin's -s text and millis (plain's header), the
+    broker and queue of -b/-q (None: every one), and what the first line says about that scope."""
 
     target: Target
     ts_text: str
     ts_long: int
     broker: str | None
     queue: int | None
-    whole_topic: bool
-    queue_text: str
+    note: str | None
 
 
 @dataclass(frozen=True)
@@ -243,6 +280,7 @@ class TargetFlags:
     to_offset: str | None = None
     shift_by: str | None = None
     by_duration: str | None = None
+    epoch_ms: bool = False
 
     @property
     def forced(self) -> bool:
@@ -262,13 +300,39 @@ class TargetFlags:
             by_duration=self.by_duration,
             from_file=from_file,
             undo=undo,
+            epoch_ms=self.epoch_ms,
         )
+        if self.epoch_ms and self.timestamp is None:
+            raise UsageError("--epoch-ms says how to read -s EPOCH; there is no -s")
+        if from_file is not None or undo is not None:
+            self._replayed_alone("--from-file" if from_file is not None else "--undo")
         whole_topic = qid is not None and qid < 0  # mqadmin: -q < 0 means every queue of the topic
         if explicit is not None and (self.broker is None or whole_topic or qid is None):
             raise UsageError("-o/--offset needs -b BROKER_NAME and -q QUEUE_ID (one queue)")
         queue = None if whole_topic else qid
-        text = self.queue.strip() if self.queue else "-1"
-        return Scope(target, ts_text, ts_long, self.broker, queue, whole_topic, text)
+        note = None
+        if whole_topic:
+            note = f"-q {self.queue.strip() if self.queue else -1} means every queue, as in mqadmin"
+            note += f"; -b {self.broker} keeps to that broker's" if self.broker else ""
+        elif self.broker is not None and qid is None:
+            note = f"-b {self.broker} without -q: that broker's queues only"
+        return Scope(target, ts_text, ts_long, self.broker, queue, note)
+
+    def _replayed_alone(self, source: str) -> None:
+        """A plan file or a journal's undo names its own queues: a flag that would narrow or
+        change them is refused rather than ignored."""
+        given = [
+            flag
+            for flag, value in (("-b/--broker", self.broker), ("-q/--queue", self.queue))
+            if value is not None
+        ]
+        if not self.forced:
+            given.append("-f false")
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} cannot narrow {source}: it replays exactly the queues it lists",
+                "edit the plan file (or export a new one with those flags) instead",
+            )
 
 
 target_options = block(
@@ -284,6 +348,7 @@ target_options = block(
         Flag("to_offset", ToOffsetOpt),
         Flag("shift_by", ShiftByOpt),
         Flag("by_duration", ByDurationOpt),
+        Flag("epoch_ms", EpochMsOpt, False),
     ],
     TargetFlags,
 )

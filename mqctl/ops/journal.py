@@ -4,8 +4,9 @@ A record names the backend it applies to (the stores' roots, or a live cluster's
 so undo reopens it through the same ``open_backend`` the CLI uses, whatever the backend. It is
 written before the offsets are (state ``pending``) and marked ``applied`` once every broker took
 them; a write that stopped part-way is ``partial`` and names the brokers that hold the new
-offsets. Journals live outside any broker store: ``$MQCTL_JOURNAL_DIR``, else
-``$XDG_STATE_HOME/mqctl/journal``, else ``~/.local/state/mqctl/journal``.
+offsets; one every broker refused (nothing moved, read back) is ``refused``. Journals live
+outside any broker store: ``$MQCTL_JOURNAL_DIR``, else ``$XDG_STATE_HOME/mqctl/journal``, else
+``~/.local/state/mqctl/journal``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import contextlib
 import json
 import os
 import secrets
+import stat
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,41 +32,84 @@ if TYPE_CHECKING:
 JOURNAL_ENV = "MQCTL_JOURNAL_DIR"
 _TMP_SUFFIX = ".mqctl-tmp"
 
-PENDING, APPLIED, PARTIAL = "pending", "applied", "partial"
+PENDING, APPLIED, PARTIAL, REFUSED = "pending", "applied", "partial", "refused"
+STATES = (PENDING, APPLIED, PARTIAL, REFUSED)
+_LONG_MAX, _INT_MAX = 2**63 - 1, 2**31 - 1  # the broker's offsets are Java longs, queue ids ints
+_MAX_JOURNAL_BYTES = 256 << 20  # ~1.5 million queues; a file larger than this is not a record
+
+
+def _get(doc: dict, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    """``doc[key]`` of type ``kind`` (never a bool for an int), else ValueError naming the key."""
+    if key not in doc and default is not ...:
+        return default
+    value = doc.get(key)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise ValueError(f"{key} is missing or not {names}")
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"{key} is empty")
+    return value
+
+
+def _change(c: Any, n: int) -> OffsetChange:
+    if not isinstance(c, dict):
+        raise ValueError(f"change {n} is not an object")
+    try:
+        topic, broker = _get(c, "topic", str), _get(c, "brokerName", str)
+        qid, before, after = _get(c, "queueId", int), _get(c, "before", int), _get(c, "after", int)
+    except ValueError as exc:
+        raise ValueError(f"change {n}: {exc}") from None
+    # -1 is "no committed offset" (before a first commit; after an undo that removed one).
+    for key, value, low, high in (
+        ("queueId", qid, 0, _INT_MAX),
+        ("before", before, -1, _LONG_MAX),
+        ("after", after, -1, _LONG_MAX),
+    ):
+        if not low <= value <= high:
+            raise ValueError(f"change {n}: {key} {value} is not in [{low}, {high}]")
+    return OffsetChange(MessageQueue(topic, broker, qid), before, after)
+
+
+def _target(doc: dict) -> BackendTarget:
+    kind = _get(doc, "backend", str, "store")  # records from before live resets name stores only
+    if kind not in {k.value for k in BackendKind}:
+        raise ValueError(f"backend {kind!r} is not one of {', '.join(k.value for k in BackendKind)}")
+    if BackendKind(kind).reads_files:
+        stores = _get(doc, "stores", dict)
+        if not stores or not all(
+            isinstance(k, str) and k and isinstance(v, str) and v for k, v in stores.items()
+        ):
+            raise ValueError("stores must map broker names to store roots")
+        return BackendTarget(BackendKind(kind), tuple(stores.items()))
+    return BackendTarget(BackendKind(kind), namesrv=_get(doc, "namesrv", str))
 
 
 def _from_json(doc: Any, path: Path) -> JournalRecord:
-    if (
-        not isinstance(doc, dict)
-        or doc.get("schema") != JOURNAL_SCHEMA
-        or not isinstance(doc.get("changes"), list)
-    ):
-        raise ValueError("not an mqctl reset journal")
-    changes = []
-    for c in doc["changes"]:
-        for k, t in (("topic", str), ("brokerName", str), ("queueId", int), ("before", int), ("after", int)):
-            if not isinstance(c.get(k), t):
-                raise ValueError(f"change without {k}")
-        changes.append(
-            OffsetChange(MessageQueue(c["topic"], c["brokerName"], c["queueId"]), c["before"], c["after"])
-        )
-    kind = doc.get("backend", "store")  # records written before live resets existed name stores only
-    if kind == "store":
-        stores = doc.get("stores")
-        if not isinstance(stores, dict) or not all(isinstance(v, str) for v in stores.values()):
-            raise ValueError("no stores")
-        target = BackendTarget(BackendKind.STORE, tuple(stores.items()))
-    else:
-        target = BackendTarget(kind, namesrv=str(doc.get("namesrv") or ""))
+    """A record, validated field by field: undo writes what it says, so nothing is taken on trust."""
+    if not isinstance(doc, dict) or doc.get("schema") != JOURNAL_SCHEMA:
+        raise ValueError(f"not an mqctl reset journal (schema {JOURNAL_SCHEMA})")
+    state = _get(doc, "state", str, APPLIED)  # records from before the state existed were applied
+    if state not in STATES:
+        raise ValueError(f"state {state!r} is not one of {', '.join(STATES)}")
+    raw = _get(doc, "changes", list)
+    changes = tuple(_change(c, n) for n, c in enumerate(raw, 1))
+    if not changes or len({c.queue for c in changes}) != len(changes):
+        raise ValueError("changes must list each queue once" if changes else "no changes")
+    brokers = _get(doc, "appliedBrokers", list, [])
+    if not all(isinstance(b, str) for b in brokers):
+        raise ValueError("appliedBrokers must list broker names")
+    created = _get(doc, "createdMs", int, 0)
+    if created < 0:
+        raise ValueError(f"createdMs {created} is negative")
     return JournalRecord(
-        id=str(doc.get("id")),
-        created_ms=int(doc.get("createdMs") or 0),
-        state=str(doc.get("state", APPLIED)),  # records from before the state existed were applied
-        group=str(doc["group"]),
-        target=target,
-        changes=tuple(changes),
-        note=doc.get("note"),
-        applied_brokers=tuple(doc.get("appliedBrokers") or ()),
+        id=_get(doc, "id", str),
+        created_ms=created,
+        state=state,
+        group=_get(doc, "group", str),
+        target=_target(doc),
+        changes=changes,
+        note=_get(doc, "note", (str, type(None)), None),
+        applied_brokers=tuple(brokers),
         path=path,
     )
 
@@ -78,6 +124,23 @@ def journal_dir() -> Path:
         return Path(explicit).expanduser()
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state).expanduser() / "mqctl" / "journal"
+
+
+def check_journal_dir(protected: Iterable[Path], directory: Path | None = None) -> Path:
+    """Refuse a journal directory inside a broker store (as --export and --history are): the
+    broker owns everything there, and a journal under config/ could sit beside, or replace, its
+    own files. Checked before anything is written."""
+    d = journal_dir() if directory is None else directory
+    resolved = d.resolve()
+    for root in protected:
+        r = root.resolve()
+        if resolved == r or resolved.is_relative_to(r):
+            source = f"${JOURNAL_ENV}" if os.environ.get(JOURNAL_ENV) else "the journal directory"
+            raise UsageError(
+                f"{source} {d}: refusing to keep the reset journal inside the broker store {root}; nothing written",
+                f"set {JOURNAL_ENV} to a directory outside every store (e.g. ~/.local/state/mqctl/journal)",
+            )
+    return d
 
 
 def _new_id(group: str, now_ms: int) -> str:
@@ -120,12 +183,28 @@ def read_journal(ref: str, directory: Path | None = None) -> JournalRecord:
     else:
         candidate = Path(ref)
         path = candidate if candidate.suffix == ".json" and candidate.exists() else d / f"{ref}.json"
-        if not path.is_file():
+        if not (path.exists() or path.is_symlink()):
             raise NotFoundError(f"no reset journal {ref!r} in {d}")
     try:
-        return _from_json(json.loads(path.read_text("utf-8")), path)
-    except (OSError, ValueError, AttributeError, TypeError, KeyError) as exc:
-        raise UsageError(f"journal {path} is unreadable: {exc}") from None
+        return _from_json(json.loads(_read_bounded(path)), path)
+    except (OSError, ValueError, RecursionError) as exc:
+        why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+        raise StoreError(
+            f"journal {path} cannot be used: {why}; nothing written",
+            "an undo writes what its record says, so a damaged record is never guessed at: restore the "
+            "file, or reset the queues explicitly (--to-offset, --from-file)",
+        ) from None
+
+
+def _read_bounded(path: Path) -> str:
+    """The record's text: a regular file of sane size only (never /dev/zero behind a symlink)."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > _MAX_JOURNAL_BYTES:
+            raise ValueError(f"{st.st_size} bytes, more than any record ({_MAX_JOURNAL_BYTES} at most)")
+        return f.read(_MAX_JOURNAL_BYTES + 1).decode("utf-8")
 
 
 # --------------------------------------------------------------------------------- applying
@@ -154,9 +233,14 @@ def apply_journalled(
         try:
             result = write.commit()
         except PartialWriteError as exc:
-            partial = replace(record, state=PARTIAL, applied_brokers=tuple(exc.applied))
+            # Refused everywhere (read back: nothing moved) is kept as what happened, not as a
+            # partial write an undo would have to look into.
+            state = PARTIAL if exc.landed else REFUSED
             with contextlib.suppress(StoreError):
-                _write(partial, d)
+                _write(replace(record, state=state, applied_brokers=tuple(exc.applied)), d)
+            exc.message += f"; journal {record.id} records it as {state}"
+            if exc.landed:
+                exc.hint = exc.hint or f"--undo {record.id} puts back the queues that moved"
             raise
         except BaseException:
             with contextlib.suppress(OSError):

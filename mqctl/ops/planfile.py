@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,21 @@ def _int_field(row: Mapping, key: str, path: Path, n: int) -> int:
     raise _bad_plan(path, f"row {n}: {key} is missing or not an integer")
 
 
+_LONG_MAX = 2**63 - 1  # offsets are Java longs on the broker
+_INT_MAX = 2**31 - 1  # queue ids are Java ints
+
+
+def _check_bounds(row: PlanFileRow, path: Path, n: int) -> None:
+    """What no broker could hold: the plan is wrong (exit 2), whatever the cluster says."""
+    for key, value, low, high in (
+        ("queueId", row.queue_id, 0, _INT_MAX),
+        ("currentOffset", row.current_offset, -1, _LONG_MAX),
+        ("targetOffset", row.target_offset, 0, _LONG_MAX),
+    ):
+        if not low <= value <= high:
+            raise _bad_plan(path, f"row {n}: {key} {value} is not in [{low}, {high}]")
+
+
 def load_plan_file(path: Path) -> PlanFile:
     """A plan exported with --export (JSON or CSV by extension)."""
     try:
@@ -135,8 +151,7 @@ def load_plan_file(path: Path) -> PlanFile:
             _int_field(r, "currentOffset", path, n),
             _int_field(r, "targetOffset", path, n),
         )
-        if row.target_offset < 0:
-            raise _bad_plan(path, f"row {n}: negative targetOffset")
+        _check_bounds(row, path, n)
         key = (row.topic, row.broker_name, row.queue_id)
         if key in seen:
             raise _bad_plan(path, f"row {n}: queue listed twice")
@@ -234,7 +249,25 @@ def check_export_target(target: str, protected: Iterable[Path], overwrite: bool)
         )
     if path.exists() and not path.is_file():
         raise UsageError(f"--export {target}: not a regular file")
+    _probe(path, target)
     return path
+
+
+def _probe(path: Path, target: str) -> None:
+    """Create and remove a file next to the target: a directory that takes no new file (/proc, a
+    read-only mount, no permission) is refused before anything is planned or written, never after
+    an --execute landed."""
+    probe = path.with_name(f".{path.name}.{os.getpid()}.mqctl-probe")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as exc:
+        from mqctl.errors import MqctlError
+
+        raise MqctlError(
+            f"--export {target}: cannot create a file in {path.parent}: {exc.strerror or exc}; nothing written",
+            "choose a directory this user can write to",
+        ) from None
 
 
 def render_plan(plan: ResetPlan, journal: JournalRecord | None, csv_form: bool) -> str:

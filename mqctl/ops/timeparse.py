@@ -26,12 +26,18 @@ def _bounded(ms: int, text: str) -> int:
     return ms
 
 
-def parse_duration_ms(text: str) -> int:
-    """'1h30m', '90s', '500ms', '2d', 'PT1H30M', 'P1DT2H' or plain milliseconds -> milliseconds."""
+def parse_duration_ms(text: str, *, bare_ms: bool = True) -> int:
+    """'1h30m', '90s', '500ms', '2d', 'PT1H30M', 'P1DT2H' or plain milliseconds -> milliseconds.
+    ``bare_ms=False``: a number without a unit is refused (``--by-duration 5`` is not 5 ms)."""
     s = text.strip()
     if not s:
         raise UsageError(f"empty duration; accepted: {DURATION_FORMATS}")
     if s.isdigit():
+        if not bare_ms:
+            raise UsageError(
+                f"duration {text!r} has no unit; accepted: {DURATION_FORMATS}",
+                f"say which: {s}ms, {s}s, {s}m, {s}h or {s}d",
+            )
         return _bounded(int(s), text)
     upper = s.upper()
     if upper.startswith("P"):
@@ -66,22 +72,26 @@ TIMESTAMP_FORMATS = (
     "(e.g. 2026-11-20#10:00:00:000), or ISO 8601 with an offset (2026-11-20T10:00:00+08:00, ...Z)"
 )
 _EPOCH = re.compile(r"[+-]?\d+", re.ASCII)
+# Ten digits read as milliseconds fall in 1970-01-12..1970-04-26, long before any RocketMQ
+# message; read as seconds they are 2001-09-09..2286-11-20: a value in seconds, meant as a date.
+_SECONDS_LIKE = range(1_000_000_000, 10_000_000_000)
 _MQADMIN_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})#(\d{2}):(\d{2}):(\d{2}):(\d{3})", re.ASCII)
 _ISO_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.ASCII)
 _LONG = (-(2**63), 2**63 - 1)
 
 
-def parse_timestamp(text: str, now_ms: int) -> int:
+def parse_timestamp(text: str, now_ms: int, *, epoch_ms: bool = False) -> int:
     """A reset timestamp -> epoch milliseconds (mqadmin's -s, made strict).
 
     mqadmin's SimpleDateFormat is lenient (month 13 rolls into the next year, trailing text is
     ignored) and a failure there is a NullPointerException; here anything not exactly one of
     the accepted forms is a usage error naming them, so a typo never moves offsets.
 
-    A date before 1970 is 0 (before any stored message: the reset reaches the earliest offset),
-    never a negative number, which the broker reads as "the end of each queue". A negative epoch
-    value typed as such keeps mqadmin's meaning (4.x scripts pass -1 for "latest"). Beyond the
-    year 9999 is refused as absurd.
+    Any real date before 1970 (back to the year 1, in every form) is 0: before any stored
+    message, so the reset reaches the earliest offset; never a negative number, which the broker
+    reads as "the end of each queue". A negative epoch value typed as such keeps mqadmin's meaning
+    (4.x scripts pass -1 for "latest"). Beyond the year 9999 is refused as absurd. An epoch value
+    of ten digits is refused as seconds unless ``epoch_ms`` says it really is milliseconds.
     """
     import datetime as dt
 
@@ -95,12 +105,16 @@ def parse_timestamp(text: str, now_ms: int) -> int:
             raise bad
         if value > MAX_TIMESTAMP_MS:
             raise UsageError(f"timestamp {text!r} lies after the year 9999; accepted: {TIMESTAMP_FORMATS}")
+        if value in _SECONDS_LIKE and not epoch_ms:
+            raise _seconds_like(text, value)
         return value
     m = _MQADMIN_DATE.fullmatch(s)
     if m:
         y, mo, d, h, mi, sec, ms = (int(g) for g in m.groups())
         try:
             local = dt.datetime(y, mo, d, h, mi, sec)  # naive = the process's local time zone
+            if y < 1969:  # before 1970 in every time zone (local-time conversion fails for early years)
+                return 0
             return max(int(local.timestamp()) * 1000 + ms, 0)
         except (ValueError, OverflowError, OSError):
             raise bad from None
@@ -116,3 +130,16 @@ def parse_timestamp(text: str, now_ms: int) -> int:
         delta = parsed - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
         return max((delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000, 0)
     raise bad
+
+
+def _seconds_like(text: str, value: int) -> UsageError:
+    import datetime as dt
+
+    utc = dt.timezone.utc
+    as_s = dt.datetime.fromtimestamp(value, utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    as_ms = dt.datetime.fromtimestamp(value / 1000, utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return UsageError(
+        f"timestamp {text.strip()!r} looks like epoch seconds ({as_s}); as milliseconds it is {as_ms}, "
+        "before any RocketMQ message",
+        f"give milliseconds ({value}000), or add --epoch-ms if {as_ms} is really meant",
+    )

@@ -8,7 +8,7 @@ The rules (DESIGN.md "Safety rules for writes", spec/rocketmq-store.md 1.4 and 2
    see it) also refuses, unless the caller passes ``force_abort_file``. Nothing overrides a
    held lock.
 2. Take mqctl's own lock (``flock`` on the config directory: no file is added to the store)
-   so two resets cannot interleave.
+   so two resets cannot interleave; one that finds it held waits up to ``lock_timeout`` seconds.
 3. Re-read the file under that lock; refuse when it does not parse, and refuse when any
    offset differs from what the plan was computed from.
 4. ``StoreWrite`` does 1-3 on entering (phase one: ``changes`` are known, nothing written);
@@ -26,11 +26,9 @@ can fail or kill the process at each of them (``CRASH_POINTS``).
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ from mqctl.errors import (
     UsageError,
 )
 from mqctl.model import MessageQueue, OffsetChange
+from mqctl.store.storelock import broker_lock_held, check_broker_stopped, mqctl_lock
 
 __all__ = ["CRASH_POINTS", "StoreWrite", "broker_lock_held"]
 
@@ -78,7 +77,7 @@ _crash_point: Callable[[str], None] = _no_crash
 Key = tuple[str, str, int]  # (topic, brokerName, queueId)
 
 
-# --------------------------------------------------------------------------------- locks
+# --------------------------------------------------------------------------------- layouts
 
 
 def _root_of(layout: Any) -> Path:
@@ -89,61 +88,6 @@ def _root_of(layout: Any) -> Path:
 def _config_dir(layout: Any) -> Path:
     config = None if isinstance(layout, (str, os.PathLike)) else getattr(layout, "config_dir", None)
     return Path(config) if config is not None else _root_of(layout) / "config"
-
-
-def broker_lock_held(root: Path) -> bool:
-    """True when another process holds the broker's lock on byte 0 of ``<root>/lock``."""
-    path = Path(root) / "lock"
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        # Cannot open it read-write (another user's broker): we cannot prove it is free.
-        return True
-    try:
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
-        except OSError as exc:
-            if exc.errno in (errno.EACCES, errno.EAGAIN):
-                return True
-            raise
-        fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0)
-        return False
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _mqctl_lock(config_dir: Path, broker: str) -> Iterator[None]:
-    # flock (not fcntl) on the directory: independent of the broker's fcntl lock, and it
-    # conflicts between two open descriptions even inside one process.
-    fd = os.open(config_dir, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise RefusedError(
-                    f"{broker}: another mqctl reset holds the lock on {config_dir}; nothing written"
-                ) from None
-            raise
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
-
-
-def _check_broker_stopped(broker: str, root: Path, force_abort_file: bool) -> None:
-    if broker_lock_held(root):
-        raise RefusedError(
-            f"{broker}: the broker holds its store lock ({root / 'lock'}): it is running and would "
-            "overwrite the change from memory within seconds; stop it first (nothing written)"
-        )
-    if (root / "abort").exists() and not force_abort_file:
-        raise RefusedError(
-            f"{broker}: {root / 'abort'} exists: the broker did not shut down cleanly or runs where its "
-            "lock is not visible; if it is certainly stopped, pass --unsafe-ignore-abort-file (nothing written)"
-        )
 
 
 # --------------------------------------------------------------------------------- reading
@@ -268,9 +212,14 @@ class StoreWrite:
         *,
         force_abort_file: bool = False,
         now_ms: int | None = None,
+        lock_timeout: float = 0.0,
+        on_lock_wait: Callable[[str], None] | None = None,
     ) -> None:
         self.group = group
         self._force = force_abort_file
+        self._lock_timeout = lock_timeout
+        self._on_lock_wait = on_lock_wait
+        self._said_wait = False
         self._now = int(time.time() * 1000) if now_ms is None else now_ms
         self._by_broker: dict[str, dict[tuple[str, int], int]] = {}
         for (topic, broker, qid), off in offsets.items():
@@ -293,11 +242,11 @@ class StoreWrite:
         for b in self._names:
             if not self._configs[b].is_dir():
                 raise StoreError(f"{b}: {self._roots[b]} is not a broker store (no config/ directory)")
-            _check_broker_stopped(b, self._roots[b], self._force)
+            check_broker_stopped(b, self._roots[b], self._force)
             _refuse_rocksdb_offsets(b, self._configs[b])
         try:
-            for b in self._names:
-                self._stack.enter_context(_mqctl_lock(self._configs[b], b))
+            for b in self._names:  # in name order: two resets never hold one lock each
+                self._stack.enter_context(mqctl_lock(self._configs[b], b, self._lock_timeout, self._waiting))
             _crash_point("locked")
             self._read_all()
         except BaseException:
@@ -307,6 +256,12 @@ class StoreWrite:
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
+
+    def _waiting(self, message: str) -> None:
+        """Say once per write that it waits (one lock per broker, each may be held)."""
+        if not self._said_wait and self._on_lock_wait is not None:
+            self._said_wait = True
+            self._on_lock_wait(message)
 
     def _read_all(self) -> None:
         mismatches: list[str] = []
@@ -336,7 +291,7 @@ class StoreWrite:
         _crash_point("journal-written")
         # Re-check right before the commit point: a broker started since the first check wins.
         for b in self._names:
-            _check_broker_stopped(b, self._roots[b], self._force)
+            check_broker_stopped(b, self._roots[b], self._force)
         done: list[str] = []
         try:
             for b in self._names:

@@ -20,7 +20,7 @@ import pytest
 from mqctl.errors import NotFoundError, RefusedError, StoreCorruptError, StoreError
 from mqctl.model import BackendTarget
 from mqctl.ops import journal
-from mqctl.store import safewrite
+from mqctl.store import safewrite, storelock
 from mqctl.store.offsets import decode_consumer_offsets, load_consumer_offsets
 
 
@@ -178,7 +178,7 @@ def test_abort_file_refuses_unless_overridden(tmp_path: Path) -> None:
 def test_own_lock_prevents_interleaving(tmp_path: Path) -> None:
     root = make_store(tmp_path / "s")
     before = snapshot(root)
-    with safewrite._mqctl_lock(root / "config", "broker-a"):
+    with storelock.mqctl_lock(root / "config", "broker-a"):
         with pytest.raises(RefusedError, match="another mqctl reset"):
             apply_offsets_to_stores({"broker-a": root}, "G", CHANGES, EXPECTED)
     assert snapshot(root) == before
@@ -247,7 +247,7 @@ def test_read_journal_errors(tmp_path: Path, _journal: Path) -> None:
         journal.read_journal("nope")
     _journal.mkdir()
     (_journal / "bad.json").write_text("{")
-    with pytest.raises(Exception, match="unreadable"):
+    with pytest.raises(StoreError, match="cannot be used"):  # exit 6, naming the file
         journal.read_journal("bad")
 
 
