@@ -88,3 +88,15 @@ def load_profile(name: str) -> Profile:
         secret_key=text("secret_key"),
         tls=raw.get("tls") is True,
     )
+
+
+def profile_section(name: str, key: str) -> dict | None:
+    """A table of profile ``name`` that its own module reads (e.g. ``exporter``: the exporter's
+    thresholds, ops/alertrules.py); None when the profile has none."""
+    raw = _load().get("profiles", {}).get(name)
+    if raw is None:
+        load_profile(name)  # the unknown-profile error, with the known names
+    value = (raw or {}).get(key)
+    if value is not None and not isinstance(value, dict):
+        raise UsageError(f"profile {name!r}: {key!r} must be a table ([profiles.{name}.{key}])")
+    return value

@@ -8,7 +8,7 @@ import typer
 from typer.core import TyperGroup
 
 from mqctl import __version__
-from mqctl.cli import allocate, connection, demo, lagreport, progress, reset
+from mqctl.cli import allocate, connection, demo, exporter, lagreport, progress, reset
 from mqctl.cli.errors import set_debug
 
 
@@ -86,6 +86,7 @@ app.command("resetOffsetByTime")(reset.reset_offset_by_time)
 app.command("consumerConnection")(connection.consumer_connection)
 app.command("lagReport")(lagreport.lag_report)
 app.command("demo")(demo.demo)
+app.command("exporter")(exporter.exporter)
 
 
 def main() -> None:
