@@ -53,7 +53,7 @@ class Target:
     """One Alertmanager and what it has taken."""
 
     url: str
-    sent_version: int = -1  # the alert set's version it took last
+    sent_version: int = 0  # the alert set's version it took last (0: the empty set at start)
     last_ok: float | None = None
     next_try: float = 0.0
     backoff: float = 0.0
