@@ -24,7 +24,16 @@ from mqctl.errors import MqctlError
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
-    from mqctl.model import GroupProgress, MessageQueue, QueueOffset, Rules, Sample, StuckMessage, WatchView
+    from mqctl.model import (
+        GroupProgress,
+        MessageQueue,
+        QueueOffset,
+        QueuePoint,
+        Rules,
+        Sample,
+        StuckMessage,
+        WatchView,
+    )
 
 STORE_NOTE = (
     "on a store, committed offsets change only when the broker flushes consumerOffset.json (about every "
@@ -63,16 +72,43 @@ class GroupWindow:
         seed: Sequence[Sample] = (),
     ) -> None:
         self.backend, self.group, self.rules, self.retry_scan = backend, group, rules, retry_scan
-        self.samples: deque[Sample] = deque(seed, maxlen=rules.window * 3)
+        self.samples: deque[Sample] = deque(maxlen=rules.window * 3)
+        # Each queue's window kept from sample to sample (what rules.queue_series would rebuild
+        # from all the samples every time: the cost of a --watch on a thousand queues), and the
+        # sample it was last seen in: a queue unseen for three windows is dropped, as
+        # rules.evaluate over ``samples`` drops it.
+        self.series: dict[MessageQueue, deque[tuple[int, QueuePoint]]] = {}
+        self.seen: dict[MessageQueue, int] = {}
+        self.n = 0
         self.stuck_cache: dict[tuple[MessageQueue, int], StuckMessage] = {}
         self._said: set[str] = set()
+        for s in seed:
+            self._append(s)
+
+    def _append(self, sample: Sample) -> None:
+        self.samples.append(sample)
+        self.n += 1
+        window = self.rules.window
+        for p in sample.points:
+            pts = self.series.get(p.queue)
+            if pts is None:
+                pts = self.series[p.queue] = deque(maxlen=window)
+            pts.append((sample.at_ms, p))
+            self.seen[p.queue] = self.n
+        if len(self.seen) > len(sample.points):
+            horizon = self.n - window * 3
+            for q in [q for q, n in self.seen.items() if n <= horizon]:
+                del self.seen[q], self.series[q]
 
     def add(self, sample: Sample, notes: list[str]) -> tuple[WatchView, dict[MessageQueue, StuckMessage]]:
         """Append ``sample``, judge the window, look up the stuck messages (problems go to ``notes``)."""
         from mqctl.ops.watch import rules
 
-        self.samples.append(sample)
-        view = rules.evaluate(self.samples, self.rules)
+        if self.rules.window < 2:
+            raise ValueError("a window needs at least two samples")
+        self._append(sample)
+        recent = [s.at_ms for s in list(self.samples)[-self.rules.window :]]
+        view = rules.judge(sample, self.series, self.rules, recent)
         return view, self._stuck(view, notes)
 
     def _stuck(self, view: WatchView, notes: list[str]) -> dict[MessageQueue, StuckMessage]:
