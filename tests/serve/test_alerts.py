@@ -62,7 +62,10 @@ def test_fire_resend_down_backoff_resolve_after_restart() -> None:
         wait_for(lambda: len(am.posts) >= 1)
         first = am.posts[0][0]
         assert first["labels"] == dict(LABELS) and first["annotations"]["summary"] == "lag 20 > 10"
-        assert first["startsAt"] == "2023-11-14T22:13:20.000Z" and first["generatorURL"] == "http://exporter/metrics"
+        assert (
+            first["startsAt"] == "2023-11-14T22:13:20.000Z"
+            and first["generatorURL"] == "http://exporter/metrics"
+        )
         wait_for(lambda: len(am.posts) >= 3)  # unchanged, re-sent every resend_s
         port = am.port
         am.stop()

@@ -44,7 +44,12 @@ def test_bad_flags_are_one_line_exit_2(args: list[str], message: str) -> None:
 
 def test_missing_library_is_exit_7_with_the_pip_line() -> None:
     probe = "import sys; sys.modules['prometheus_client'] = None\nfrom mqctl.cli.app import main\nmain()"
-    p = subprocess.run([sys.executable, "-c", probe, "exporter", "-n", "127.0.0.1:1"], capture_output=True, text=True, env=cli_env())
+    p = subprocess.run(
+        [sys.executable, "-c", probe, "exporter", "-n", "127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+    )
     assert p.returncode == 7, p.stderr
     assert p.stderr.splitlines() == [
         "mqctl: error: mqctl exporter needs prometheus-client, not installed",
@@ -54,7 +59,9 @@ def test_missing_library_is_exit_7_with_the_pip_line() -> None:
 
 def test_bad_threshold_table_is_exit_2(tmp_path: Path) -> None:
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[profiles.p]\nnamesrv = "127.0.0.1:1"\n[profiles.p.exporter.defaults]\nmax_lag = "lots"\n')
+    cfg.write_text(
+        '[profiles.p]\nnamesrv = "127.0.0.1:1"\n[profiles.p.exporter.defaults]\nmax_lag = "lots"\n'
+    )
     r = run_cli("exporter", "--profile", "p", "--print-rules", env={**cli_env(), "MQCTL_CONFIG": str(cfg)})
     assert r.code == 2 and "profiles.p.exporter.defaults.max_lag: expected a whole number" in r.error_line()
 
@@ -80,14 +87,17 @@ def test_a_scrape_passes_promtool_check_metrics(cluster: FakeCluster) -> None:
             assert time.monotonic() < deadline, "no round served"
             time.sleep(0.2)
         om = urllib.request.urlopen(
-            urllib.request.Request(url, headers={"Accept": "application/openmetrics-text; version=1.0.0"}), timeout=5
+            urllib.request.Request(url, headers={"Accept": "application/openmetrics-text; version=1.0.0"}),
+            timeout=5,
         )
     finally:
         p.terminate()
         p.wait(10)
     assert "openmetrics-text" in om.headers["Content-Type"] and om.read().rstrip().endswith(b"# EOF")
     check = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True)
-    assert check.returncode == 0 and not check.stdout.strip() and not check.stderr.strip(), check.stdout + check.stderr
+    assert check.returncode == 0 and not check.stdout.strip() and not check.stderr.strip(), (
+        check.stdout + check.stderr
+    )
 
 
 PROFILE = """
@@ -167,11 +177,23 @@ def test_print_rules_pass_promtool_test_rules(tmp_path: Path) -> None:
     promtool = require("promtool")
     cfg = tmp_path / "config.toml"
     cfg.write_text(PROFILE)
-    r = run_cli("exporter", "--profile", "p", "--print-rules", "--interval", "1m", env={**cli_env(), "MQCTL_CONFIG": str(cfg)})
+    r = run_cli(
+        "exporter",
+        "--profile",
+        "p",
+        "--print-rules",
+        "--interval",
+        "1m",
+        env={**cli_env(), "MQCTL_CONFIG": str(cfg)},
+    )
     assert r.code == 0, r.err
     (tmp_path / "rules.yml").write_text(r.out)
     (tmp_path / "tests.yml").write_text(textwrap.dedent(RULE_TESTS))
-    check = subprocess.run([promtool, "check", "rules", "rules.yml"], cwd=tmp_path, capture_output=True, text=True)
+    check = subprocess.run(
+        [promtool, "check", "rules", "rules.yml"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stdout + check.stderr
-    test = subprocess.run([promtool, "test", "rules", "tests.yml"], cwd=tmp_path, capture_output=True, text=True)
+    test = subprocess.run(
+        [promtool, "test", "rules", "tests.yml"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert test.returncode == 0, test.stdout + test.stderr

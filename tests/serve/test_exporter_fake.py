@@ -45,7 +45,10 @@ def scrape(collector: RoundCollector) -> Samples:
 
 
 def q(name: str, group: str, topic: str, broker: str, qid: int) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return (name, tuple(sorted({"group": group, "topic": topic, "broker": broker, "queue_id": str(qid)}.items())))
+    return (
+        name,
+        tuple(sorted({"group": group, "topic": topic, "broker": broker, "queue_id": str(qid)}.items())),
+    )
 
 
 def g(name: str, **labels: str) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -169,8 +172,25 @@ def test_compat_families_carry_rocketmq_exporters_names_and_labels(cluster: Fake
     # its computeTotalDiff: the plain sum of broker - consumer offsets per (group, topic)
     assert m[g("rocketmq_group_diff", group="G2", topic="TopicTest", **diff)] == 0 + 2 + 3 + 0 + 4 * 3
     assert m[g("rocketmq_group_diff", group="G3", topic="Orders", **diff)] == 5 + 0
-    assert m[g("rocketmq_group_diff", group="G1", topic="Orders", countOfOnlineConsumers="2", msgModel="1")] == 32
-    assert m[g("rocketmq_group_retrydiff", group="G1", topic="%RETRY%G1", countOfOnlineConsumers="2", msgModel="1")] == 1
+    assert (
+        m[g("rocketmq_group_diff", group="G1", topic="Orders", countOfOnlineConsumers="2", msgModel="1")]
+        == 32
+    )
+    assert (
+        m[
+            g(
+                "rocketmq_group_retrydiff",
+                group="G1",
+                topic="%RETRY%G1",
+                countOfOnlineConsumers="2",
+                msgModel="1",
+            )
+        ]
+        == 1
+    )
     per = {"cluster": "DefaultCluster", "group": "G1", "topic": "Orders"}
     assert m[g("rocketmq_consumer_offset", broker="broker-a", **per)] == 3 + 2
-    assert m[g("rocketmq_producer_offset", broker="broker-a", cluster="DefaultCluster", topic="Orders")] == 25 + 12
+    assert (
+        m[g("rocketmq_producer_offset", broker="broker-a", cluster="DefaultCluster", topic="Orders")]
+        == 25 + 12
+    )

@@ -27,7 +27,13 @@ TAGS = ("TagA", "TagB", "TagC", "TagD")  # message i carries TAGS[i % 4]
 
 
 def backend() -> MemoryBackend:
-    topics = {A: {T: TopicConfig(T, 2, 2), "Audit": TopicConfig("Audit", 1, 1), "%RETRY%Push": TopicConfig("%RETRY%Push", 1, 1)}}
+    topics = {
+        A: {
+            T: TopicConfig(T, 2, 2),
+            "Audit": TopicConfig("Audit", 1, 1),
+            "%RETRY%Push": TopicConfig("%RETRY%Push", 1, 1),
+        }
+    }
     queues = {
         (A, T, 0): Queue([(1000 + i, TAGS[i % 4]) for i in range(40)]),
         (A, T, 1): Queue([(2000 + i, TAGS[i % 4]) for i in range(20)]),
@@ -40,8 +46,12 @@ def backend() -> MemoryBackend:
         "AuditG": {(A, "Audit", 0): 1},
     }
     conns = {
-        "Push": ConsumerConnection("Push", (), (Subscription(T, "TagA || TagC"),), "CONSUME_PASSIVELY", "CLUSTERING"),
-        "Bcast": ConsumerConnection("Bcast", (), (Subscription(T, "*"),), "CONSUME_PASSIVELY", "BROADCASTING"),
+        "Push": ConsumerConnection(
+            "Push", (), (Subscription(T, "TagA || TagC"),), "CONSUME_PASSIVELY", "CLUSTERING"
+        ),
+        "Bcast": ConsumerConnection(
+            "Bcast", (), (Subscription(T, "*"),), "CONSUME_PASSIVELY", "BROADCASTING"
+        ),
         "Pop": ConsumerConnection("Pop", (), (Subscription(T, "*"),), "CONSUME_POP", "CLUSTERING"),
     }
     return MemoryBackend(topics, queues, committed, connections=conns)
