@@ -63,7 +63,11 @@ def promql(stack: Stack, query: str) -> list[dict]:
 
 
 def am_alerts(stack: Stack, group: str) -> list[dict]:
-    return [a for a in json.loads(_get(f"{stack.alertmanager}/api/v2/alerts")) if a["labels"].get("group") == group]
+    return [
+        a
+        for a in json.loads(_get(f"{stack.alertmanager}/api/v2/alerts"))
+        if a["labels"].get("group") == group
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +96,9 @@ def stack(cluster: RocketMQ, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
     def spawn(cmd: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
         log = (work / f"{name}.log").open("wb")
-        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
+        p = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True
+        )
         procs.append(p)
         return p
 
@@ -136,7 +142,10 @@ def _until(what: str, fn, timeout: float = 60):  # type: ignore[no-untyped-def]
 
 
 def _by_queue(result: list[dict]) -> dict[tuple[str, str, int], float]:
-    return {(r["metric"]["topic"], r["metric"]["broker"], int(r["metric"]["queue_id"])): float(r["value"][1]) for r in result}
+    return {
+        (r["metric"]["topic"], r["metric"]["broker"], int(r["metric"]["queue_id"])): float(r["value"][1])
+        for r in result
+    }
 
 
 def test_exporter_scrape_and_promql_equal_mqadmin_and_a_filtering_consumer(
@@ -156,23 +165,42 @@ def test_exporter_scrape_and_promql_equal_mqadmin_and_a_filtering_consumer(
     theirs = {r.key: r.diff for r in parse_consumer_progress(progress_mqadmin)[0]}
     lag = _until(
         "GroupProgress in Prometheus",
-        lambda: (r := _by_queue(promql(stack, f'mqctl_queue_lag_messages{{group="{progress_data.group}"}}'))) and len(r) >= len(theirs) and r,
+        lambda: (
+            (r := _by_queue(promql(stack, f'mqctl_queue_lag_messages{{group="{progress_data.group}"}}')))
+            and len(r) >= len(theirs)
+            and r
+        ),
     )
     ok = fidelity.check("exporter: PromQL per-queue lag = mqadmin's Diff (keys)", sorted(lag), sorted(theirs))
     for key in sorted(set(lag) & set(theirs)):
-        ok &= fidelity.check(f"exporter: PromQL mqctl_queue_lag_messages {key} = mqadmin Diff", int(lag[key]), max(theirs[key], 0))
+        ok &= fidelity.check(
+            f"exporter: PromQL mqctl_queue_lag_messages {key} = mqadmin Diff",
+            int(lag[key]),
+            max(theirs[key], 0),
+        )
     query = f'mqctl_queue_filtered_lag_messages{{group="{TAGS_GROUP}",topic="{topic}"}}'
-    filtered = _until("the cloned group's filtered lag", lambda: (r := _by_queue(promql(stack, query))) and len(r) == 8 and r)
+    filtered = _until(
+        "the cloned group's filtered lag",
+        lambda: (r := _by_queue(promql(stack, query))) and len(r) == 8 and r,
+    )
     got: list[Received] = cluster.consume(topic, TAGS_GROUP, "TagA || TagB", idle=15, linger=3)
     per_queue = Counter((m.broker, m.queue_id) for m in got)
-    ok &= fidelity.check("exporter: PromQL sum of filtered lag = messages a TagA || TagB consumer receives", int(sum(filtered.values())), len(got))
+    ok &= fidelity.check(
+        "exporter: PromQL sum of filtered lag = messages a TagA || TagB consumer receives",
+        int(sum(filtered.values())),
+        len(got),
+    )
     for (t, broker, qid), v in sorted(filtered.items()):
-        ok &= fidelity.check(f"exporter: filtered lag {t}/{broker}/{qid}", int(v), per_queue.get((broker, qid), 0))
+        ok &= fidelity.check(
+            f"exporter: filtered lag {t}/{broker}/{qid}", int(v), per_queue.get((broker, qid), 0)
+        )
     assert got, "the filtering consumer received nothing: the scenario is void"
     assert ok, "exporter numbers differ from mqadmin / the consumer, see the fidelity section"
 
 
-def test_exporter_alert_reaches_alertmanager_and_resolves(cluster: RocketMQ, stack: Stack, fidelity, tmp_path: Path) -> None:
+def test_exporter_alert_reaches_alertmanager_and_resolves(
+    cluster: RocketMQ, stack: Stack, fidelity, tmp_path: Path
+) -> None:
     def lag_now() -> float | None:
         r = promql(stack, f'mqctl_group_lag_messages{{group="{ALERT_GROUP}"}}')
         return float(r[0]["value"][1]) if r else None
@@ -183,10 +211,18 @@ def test_exporter_alert_reaches_alertmanager_and_resolves(cluster: RocketMQ, sta
 
     cluster.produce(ALERT_TOPIC, [f"send TagX k{i} 0 broker-a" for i in range(5)])
     stop1 = tmp_path / "stop-1"
-    first = threading.Thread(target=cluster.consume, args=(ALERT_TOPIC, ALERT_GROUP, "*"), kwargs=dict(idle=120, linger=1, stop_file=stop1))
+    first = threading.Thread(
+        target=cluster.consume,
+        args=(ALERT_TOPIC, ALERT_GROUP, "*"),
+        kwargs=dict(idle=120, linger=1, stop_file=stop1),
+    )
     first.start()
     try:
-        _until("the consumer caught up (committed 5 in Prometheus)", lambda: committed() == 5 and lag_now() == 0, timeout=120)
+        _until(
+            "the consumer caught up (committed 5 in Prometheus)",
+            lambda: committed() == 5 and lag_now() == 0,
+            timeout=120,
+        )
     finally:
         stop1.touch()
         first.join(timeout=120)
@@ -197,16 +233,34 @@ def test_exporter_alert_reaches_alertmanager_and_resolves(cluster: RocketMQ, sta
     alerts = _until("the lag alert in Alertmanager", lambda: am_alerts(stack, ALERT_GROUP), timeout=60)
     took = time.monotonic() - t0
     a = alerts[0]
-    ok = fidelity.check("exporter alert: name and group", (a["labels"]["alertname"], a["labels"]["group"]), ("MqctlConsumerLag", ALERT_GROUP))
-    ok &= fidelity.check("exporter alert: the backlog in its annotations", a["annotations"]["lag_messages"], str(backlog))
-    ok &= fidelity.check(f"exporter alert: within one interval ({INTERVAL_S}s) plus a few seconds", took <= INTERVAL_S + 8, True)
+    ok = fidelity.check(
+        "exporter alert: name and group",
+        (a["labels"]["alertname"], a["labels"]["group"]),
+        ("MqctlConsumerLag", ALERT_GROUP),
+    )
+    ok &= fidelity.check(
+        "exporter alert: the backlog in its annotations", a["annotations"]["lag_messages"], str(backlog)
+    )
+    ok &= fidelity.check(
+        f"exporter alert: within one interval ({INTERVAL_S}s) plus a few seconds",
+        took <= INTERVAL_S + 8,
+        True,
+    )
     stop2 = tmp_path / "stop-2"
-    second = threading.Thread(target=cluster.consume, args=(ALERT_TOPIC, ALERT_GROUP, "*"), kwargs=dict(idle=120, linger=1, stop_file=stop2))
+    second = threading.Thread(
+        target=cluster.consume,
+        args=(ALERT_TOPIC, ALERT_GROUP, "*"),
+        kwargs=dict(idle=120, linger=1, stop_file=stop2),
+    )
     second.start()
     try:
         _until("the alert resolved in Alertmanager", lambda: not am_alerts(stack, ALERT_GROUP), timeout=90)
         # Prometheus scrapes every second: the round that resolved the alert may not be in it yet
-        ok &= fidelity.check("exporter alert: resolved once the consumer resumed", _until("lag 0", lambda: lag_now() == 0, 20), True)
+        ok &= fidelity.check(
+            "exporter alert: resolved once the consumer resumed",
+            _until("lag 0", lambda: lag_now() == 0, 20),
+            True,
+        )
     finally:
         stop2.touch()
         second.join(timeout=120)

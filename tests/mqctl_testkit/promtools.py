@@ -9,7 +9,11 @@ import shutil
 
 import pytest
 
-PACKAGE = {"promtool": "prometheus", "prometheus": "prometheus", "prometheus-alertmanager": "prometheus-alertmanager"}
+PACKAGE = {
+    "promtool": "prometheus",
+    "prometheus": "prometheus",
+    "prometheus-alertmanager": "prometheus-alertmanager",
+}
 
 
 def require(tool: str) -> str:

@@ -111,6 +111,16 @@ def test_a_broker_down_mid_run(cluster: FakeCluster) -> None:
     assert [(a.labels, a.starts_ms, a.firing) for a in book.current()] == [
         (fired[0].labels, fired[0].starts_ms, True)
     ]
+    # both brokers gone, the name server still up: no group can be read; nothing resolves
+    with LiveBackend(cluster.ns, timeout=3, request_timeout=1) as b2:
+        cluster.broker("broker-a").down()
+        rnd = FleetSampler(b2, Rules(window=3)).take()
+    assert {x.group for x in rnd.groups if x.tick is None and x.failure} >= {"G1", "G2"}
+    assert set(rnd.down) == {"broker-a", "broker-b"}
+    book.update(rnd)
+    assert [(a.labels, a.starts_ms, a.firing) for a in book.current()] == [
+        (fired[0].labels, fired[0].starts_ms, True)
+    ]
 
 
 def test_name_server_down_keeps_serving_the_last_round(cluster: FakeCluster) -> None:

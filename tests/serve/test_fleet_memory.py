@@ -144,3 +144,25 @@ def test_thresholds_table_and_alerts() -> None:
 def test_bad_thresholds_are_usage_errors(table: dict, message: str) -> None:
     with pytest.raises(UsageError, match=re.escape(message)):
         parse_config(table)
+
+
+def test_a_stall_alert_names_the_stuck_message() -> None:
+    """AuditG's committed offset stays at 1 while producers append: STALL; the alert carries the
+    message at offset 1 (the memory backend's id MEM..01, its store time 3001 ms)."""
+    b = backend()
+    book = AlertBook(parse_config({"defaults": {"max_status": "STOP"}}))
+    sampler = FleetSampler(
+        b, Rules(window=3, min_frozen_ms=1_000), only=FleetFilter(group_allow=re.compile("^AuditG$"))
+    )
+    for i, t in enumerate((10_000, 11_000, 12_000)):
+        b.queues[(A, "Audit", 0)].messages.append((4000 + i, None))
+        book.update(sampler.take(now_ms=t))
+    (alert,) = book.current()
+    notes = dict(alert.annotations)
+    assert dict(alert.labels)["alertname"] == A_STATUS and notes["status"] == "STALL"
+    assert (notes["stuck_queue"], notes["stuck_offset"], notes["stuck_msg_id"]) == (
+        "Audit/broker-a/0",
+        "1",
+        f"MEM{1:029X}",
+    )
+    assert notes["stuck_store_time"] == "1970-01-01T00:00:03.001+00:00"
