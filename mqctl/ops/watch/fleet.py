@@ -182,7 +182,8 @@ class FleetSampler:
             members = (len(conn.connections) if conn is not None else 0) if live else None
             reason = unsupported_reason(ov)
             if reason is not None or ov.stats is None:
-                self.windows.pop(name, None)
+                if reason is not None:  # an unread group keeps its window for when it reads again
+                    self.windows.pop(name, None)
                 out.append(GroupTick(name, None, members, reason, ov.failure))
                 continue
             ov = by_name[name]
