@@ -60,7 +60,22 @@ MaxSeriesOpt = Annotated[
         "(mqctl_series_limited_groups counts them).",
     ),
 ]
-RegexOpt = Annotated[str | None, typer.Option(metavar="REGEX", show_default=False)]
+GroupAllowOpt = Annotated[
+    str | None,
+    typer.Option("--group-allow", metavar="REGEX", help="Only groups matching.", show_default=False),
+]
+GroupDenyOpt = Annotated[
+    str | None,
+    typer.Option("--group-deny", metavar="REGEX", help="Leave out groups matching.", show_default=False),
+]
+TopicAllowOpt = Annotated[
+    str | None,
+    typer.Option("--topic-allow", metavar="REGEX", help="Only topics matching.", show_default=False),
+]
+TopicDenyOpt = Annotated[
+    str | None,
+    typer.Option("--topic-deny", metavar="REGEX", help="Leave out topics matching.", show_default=False),
+]
 CompatOpt = Annotated[
     str | None,
     typer.Option(
@@ -153,22 +168,10 @@ def exporter(
     window: WindowOpt = 10,
     alertmanager: AlertmanagerOpt = None,
     max_series: MaxSeriesOpt = 100_000,
-    group_allow: Annotated[
-        str | None,
-        typer.Option("--group-allow", metavar="REGEX", help="Only groups matching.", show_default=False),
-    ] = None,
-    group_deny: Annotated[
-        str | None,
-        typer.Option("--group-deny", metavar="REGEX", help="Leave out groups matching.", show_default=False),
-    ] = None,
-    topic_allow: Annotated[
-        str | None,
-        typer.Option("--topic-allow", metavar="REGEX", help="Only topics matching.", show_default=False),
-    ] = None,
-    topic_deny: Annotated[
-        str | None,
-        typer.Option("--topic-deny", metavar="REGEX", help="Leave out topics matching.", show_default=False),
-    ] = None,
+    group_allow: GroupAllowOpt = None,
+    group_deny: GroupDenyOpt = None,
+    topic_allow: TopicAllowOpt = None,
+    topic_deny: TopicDenyOpt = None,
     compat: CompatOpt = None,
     print_rules: PrintRulesOpt = False,
     rounds: RoundsOpt = None,

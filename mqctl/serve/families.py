@@ -45,89 +45,119 @@ def _kind(topic: str) -> str:
     return "dlq" if topic.startswith(DLQ_PREFIX) else "topic"
 
 
+# attribute -> (family name, HELP, labels ("q": per queue, "g": per group, or a list), stateset?)
+SPECS: dict[str, tuple[str, str, Any, bool]] = {
+    "q_lag": (
+        "mqctl_queue_lag_messages",
+        "Unconsumed messages of the queue: max(broker offset - committed offset, 0), mqadmin's Diff.",
+        "q",
+        False,
+    ),
+    "q_lag_s": (
+        "mqctl_queue_lag_seconds",
+        "Age of the oldest unconsumed message of the queue (0 when none).",
+        "q",
+        False,
+    ),
+    "q_consumer": ("mqctl_queue_consumer_offset", "The group's committed offset in the queue.", "q", False),
+    "q_broker": (
+        "mqctl_queue_broker_offset",
+        "The queue's max offset (the next offset to be written).",
+        "q",
+        False,
+    ),
+    "q_min": ("mqctl_queue_min_offset", "The queue's min offset (older messages expired).", "q", False),
+    "q_inflight": (
+        "mqctl_queue_inflight_messages",
+        "Pulled by the group's client but not committed yet (live clusters).",
+        "q",
+        False,
+    ),
+    "q_filtered": (
+        "mqctl_queue_filtered_lag_messages",
+        "Unconsumed messages whose tag matches the group's subscription expression (exact count).",
+        [*Q_LABELS, "expression"],
+        False,
+    ),
+    "q_status": (
+        "mqctl_queue_status",
+        "The queue's status over the window (see consumerProgress --watch).",
+        "q",
+        True,
+    ),
+    "g_lag": (
+        "mqctl_group_lag_messages",
+        "Unconsumed messages of the group, retry and DLQ topics left out.",
+        "g",
+        False,
+    ),
+    "g_lag_s": (
+        "mqctl_group_lag_seconds",
+        "Age of the group's oldest unconsumed message (0 when none).",
+        "g",
+        False,
+    ),
+    "g_filtered": (
+        "mqctl_group_filtered_lag_messages",
+        "Unconsumed messages matching the group's subscriptions (exact).",
+        "g",
+        False,
+    ),
+    "g_status": ("mqctl_group_status", "The group's status: its worst queue's, over the window.", "g", True),
+    "g_members": ("mqctl_group_members_online", "Clients of the group online (live clusters).", "g", False),
+    "g_retry": (
+        "mqctl_group_retry_lag_messages",
+        "Unconsumed messages of the group's retry topic %RETRY%<group>.",
+        "g",
+        False,
+    ),
+    "g_dlq": (
+        "mqctl_group_dlq_lag_messages",
+        "Unconsumed messages of %DLQ%<group> where the group's stats carry it.",
+        "g",
+        False,
+    ),
+    "g_unsupported": (
+        "mqctl_group_unsupported",
+        "A group mqctl does not measure (broadcast: offsets kept by each client; pop): no lag series for it.",
+        ["group", "reason"],
+        False,
+    ),
+    "g_unread": ("mqctl_group_unread", "A group whose stats could not be read this round.", "g", False),
+}
+
+
 class _Families:
-    """The families of one round, created on first use, in a fixed order."""
+    """The families of one round (``SPECS``), in a fixed order."""
+
+    q_lag: Any
+    q_lag_s: Any
+    q_consumer: Any
+    q_broker: Any
+    q_min: Any
+    q_inflight: Any
+    q_filtered: Any
+    q_status: Any
+    g_lag: Any
+    g_lag_s: Any
+    g_filtered: Any
+    g_status: Any
+    g_members: Any
+    g_retry: Any
+    g_dlq: Any
+    g_unsupported: Any
+    g_unread: Any
 
     def __init__(self) -> None:
         from prometheus_client.core import GaugeMetricFamily, StateSetMetricFamily
 
-        g, s = GaugeMetricFamily, StateSetMetricFamily
-        q = Q_LABELS
-        self.q_lag = g(
-            "mqctl_queue_lag_messages",
-            "Unconsumed messages of the queue: max(broker offset - committed offset, 0), mqadmin's Diff.",
-            labels=q,
-        )
-        self.q_lag_s = g(
-            "mqctl_queue_lag_seconds",
-            "Age of the oldest unconsumed message of the queue (0 when none).",
-            labels=q,
-        )
-        self.q_consumer = g(
-            "mqctl_queue_consumer_offset", "The group's committed offset in the queue.", labels=q
-        )
-        self.q_broker = g(
-            "mqctl_queue_broker_offset", "The queue's max offset (the next offset to be written).", labels=q
-        )
-        self.q_min = g("mqctl_queue_min_offset", "The queue's min offset (older messages expired).", labels=q)
-        self.q_inflight = g(
-            "mqctl_queue_inflight_messages",
-            "Pulled by the group's client but not committed yet (live clusters).",
-            labels=q,
-        )
-        self.q_filtered = g(
-            "mqctl_queue_filtered_lag_messages",
-            "Unconsumed messages whose tag matches the group's subscription expression (exact count).",
-            labels=[*q, "expression"],
-        )
-        self.q_status = s(
-            "mqctl_queue_status",
-            "The queue's status over the window (see consumerProgress --watch).",
-            labels=q,
-        )
-        self.g_lag = g(
-            "mqctl_group_lag_messages",
-            "Unconsumed messages of the group, retry and DLQ topics left out.",
-            labels=["group"],
-        )
-        self.g_lag_s = g(
-            "mqctl_group_lag_seconds",
-            "Age of the group's oldest unconsumed message (0 when none).",
-            labels=["group"],
-        )
-        self.g_filtered = g(
-            "mqctl_group_filtered_lag_messages",
-            "Unconsumed messages matching the group's subscriptions (exact).",
-            labels=["group"],
-        )
-        self.g_status = s(
-            "mqctl_group_status", "The group's status: its worst queue's, over the window.", labels=["group"]
-        )
-        self.g_members = g(
-            "mqctl_group_members_online", "Clients of the group online (live clusters).", labels=["group"]
-        )
-        self.g_retry = g(
-            "mqctl_group_retry_lag_messages",
-            "Unconsumed messages of the group's retry topic %RETRY%<group>.",
-            labels=["group"],
-        )
-        self.g_dlq = g(
-            "mqctl_group_dlq_lag_messages",
-            "Unconsumed messages of %DLQ%<group> where the group's stats carry it.",
-            labels=["group"],
-        )
-        self.g_unsupported = g(
-            "mqctl_group_unsupported",
-            "A group mqctl does not measure (broadcast: offsets kept by each client; pop): no lag series for it.",
-            labels=["group", "reason"],
-        )
-        self.g_unread = g(
-            "mqctl_group_unread", "A group whose stats could not be read this round.", labels=["group"]
-        )
-        self.series = 0
+        for attr, (name, doc, labels, stateset) in SPECS.items():
+            names = Q_LABELS if labels == "q" else ["group"] if labels == "g" else labels
+            kind = StateSetMetricFamily if stateset else GaugeMetricFamily
+            setattr(self, attr, kind(name, doc, labels=names))
 
     def all(self) -> list[Any]:
-        return [v for k, v in vars(self).items() if k != "series"]
+        return [getattr(self, attr) for attr in SPECS]
 
 
 def _queue_rows(f: _Families, g: GroupTick) -> tuple[int, int, int, int]:
