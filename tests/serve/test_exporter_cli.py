@@ -74,12 +74,15 @@ def test_a_scrape_passes_promtool_check_metrics(cluster: FakeCluster) -> None:
         stderr=subprocess.PIPE, text=True, env=cli_env(),
     )  # fmt: skip
     try:
-        line = p.stderr.readline()  # type: ignore[union-attr]
-        url = line.split("serving ", 1)[1].split(" ", 1)[0]
-        deadline = time.monotonic() + 20
+        lines = [p.stderr.readline() for _ in range(1)]  # type: ignore[union-attr]
+        while "serving " not in lines[-1]:  # warnings may come first
+            assert lines[-1], f"the exporter ended: {''.join(lines)}"
+            lines.append(p.stderr.readline())  # type: ignore[union-attr]
+        url = lines[-1].split("serving ", 1)[1].split(" ", 1)[0]
+        deadline = time.monotonic() + 60
         while True:
             try:
-                body = urllib.request.urlopen(url, timeout=5).read()
+                body = urllib.request.urlopen(url, timeout=20).read()
                 if b"mqctl_queue_lag_messages{" in body:
                     break
             except OSError:
