@@ -8,7 +8,7 @@ _mqctl() {
         case "${COMP_WORDS[i]}" in -*) ;; *) cmd="${COMP_WORDS[i]}"; break ;; esac
     done
     if [[ -z "$cmd" ]]; then
-        COMPREPLY=( $(compgen -W "consumerProgress allocateMQ resetOffsetByTime consumerConnection lagReport demo --help --version --debug" -- "$cur") )
+        COMPREPLY=( $(compgen -W "consumerProgress allocateMQ resetOffsetByTime consumerConnection lagReport demo exporter --help --version --debug" -- "$cur") )
         return 0
     fi
     case "$cmd" in
@@ -49,6 +49,10 @@ _mqctl() {
             case "$prev" in
             esac
             COMPREPLY=( $(compgen -W "-h --help" -- "$cur") ) ;;
+        exporter)
+            case "$prev" in
+            esac
+            COMPREPLY=( $(compgen -W "--listen --interval --window --alertmanager --max-series --group-allow --group-deny --topic-allow --topic-deny --compat --print-rules --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --cluster -c -h --help" -- "$cur") ) ;;
     esac
 }
 complete -o default -F _mqctl mqctl .venv/bin/mqctl ./.venv/bin/mqctl

@@ -36,7 +36,9 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 MAX_CONFIG_BYTES = 1 << 20  # a profile file is a few hundred bytes; /dev/zero is not one
-PROFILE_KEYS = ("stores", "namesrv", "access_key", "secret_key", "tls")
+PROFILE_KEYS = ("stores", "namesrv", "access_key", "secret_key", "tls", "exporter")
+# Tables of a profile that their own module checks (the exporter's thresholds: ops/alertrules.py).
+SECTION_KEYS = ("exporter",)
 _HINT = "fix the file; its format is in the README, 'Pointing mqctl at a cluster'"
 
 
@@ -48,6 +50,7 @@ class Profile:
     access_key: str | None = field(default=None, repr=False)
     secret_key: str | None = field(default=None, repr=False)
     tls: bool = False
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # SECTION_KEYS' tables
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,13 @@ def _profile(path: Path, name: str, raw: Any) -> Profile:
     def text(k: str) -> str | None:
         return _text(path, f"{key}.{k}", raw[k]) if k in raw else None
 
-    return Profile(name, stores, text("namesrv"), text("access_key"), text("secret_key"), tls)
+    sections = {}
+    for k in SECTION_KEYS:
+        if k in raw and not isinstance(raw[k], dict):
+            raise _fail(path, f"{key}.{k}", f"expected a table [{key}.{k}], got {_shown(raw[k])}")
+        if k in raw:
+            sections[k] = raw[k]
+    return Profile(name, stores, text("namesrv"), text("access_key"), text("secret_key"), tls, sections)
 
 
 def default_profile_name() -> str | None:
@@ -181,3 +190,9 @@ def load_profile(name: str) -> Profile:
         )
     known = ", ".join(sorted(config.profiles)) or "none"
     raise UsageError(f"unknown profile {name!r} in {config.path} (profiles: {known})")
+
+
+def profile_section(name: str, key: str) -> dict[str, Any] | None:
+    """A table of profile ``name`` that its own module checks (``exporter``: the exporter's
+    thresholds, ops/alertrules.py); None when the profile has none."""
+    return load_profile(name).sections.get(key)

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from mqctl import __version__
-from mqctl.cli import allocate, connection, demo, lagreport, progress, reset
+from mqctl.cli import allocate, connection, demo, exporter, lagreport, progress, reset
 from mqctl.cli.command import MqctlCommand, MqctlGroup
 from mqctl.cli.errors import set_debug
 from mqctl.errors import ExitStatus
@@ -96,6 +96,7 @@ app.command("resetOffsetByTime", cls=MqctlCommand)(reset.reset_offset_by_time)
 app.command("consumerConnection", cls=MqctlCommand)(connection.consumer_connection)
 app.command("lagReport", cls=MqctlCommand)(lagreport.lag_report)
 app.command("demo", cls=MqctlCommand)(demo.demo)
+app.command("exporter", cls=MqctlCommand)(exporter.exporter)
 
 
 def main() -> None:

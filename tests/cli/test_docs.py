@@ -50,9 +50,10 @@ def test_readme_lists_every_exit_status() -> None:
 def test_help_does_not_import_heavy_modules() -> None:
     probe = (
         "import sys\nfrom mqctl.cli.app import app\n"
-        "for argv in (['--help'], ['consumerProgress', '--help'], ['--version']):\n"
+        "for argv in (['--help'], ['consumerProgress', '--help'], ['exporter', '--help'], ['--version']):\n"
         "    try:\n        app(argv, prog_name='mqctl')\n    except SystemExit:\n        pass\n"
-        "heavy = [m for m in ('numpy', 'pyspark', 'httpx', 'pandas', 'rich.table') if m in sys.modules]\n"
+        "heavy = [m for m in ('numpy', 'pyspark', 'httpx', 'pandas', 'rich.table', 'prometheus_client') "
+        "if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

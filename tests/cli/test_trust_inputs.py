@@ -276,10 +276,11 @@ def test_closed_stdout_ends_quietly(demo_store, args: list[str], status: int) ->
 
 # ------------------------------------------------------------------ examples, as a shell runs them
 
-# A stand-in `mqctl` counts its calls; any other word run as a command is reported.
+# A stand-in `mqctl` counts its calls; any other word run as a command is reported. Both write
+# to a log of their own, so an example that redirects mqctl's output (`> rules.yml`) is counted too.
 _SHELL_PROBE = """
-mqctl() { echo MQCTL-CALLED; }
-command_not_found_handle() { echo "NOT-A-COMMAND: $1"; return 127; }
+mqctl() { echo MQCTL-CALLED >> "$PROBE_LOG"; }
+command_not_found_handle() { echo "NOT-A-COMMAND: $1" >> "$PROBE_LOG"; return 127; }
 """
 
 
@@ -297,12 +298,14 @@ def _readme_examples() -> list[str]:
 
 
 @pytest.mark.parametrize("line", _readme_examples())
-def test_readme_examples_run_one_mqctl_command(line: str) -> None:
-    r = subprocess.run(["bash", "-c", _SHELL_PROBE + line], capture_output=True, text=True)
-    assert r.stdout.split("\n").count("MQCTL-CALLED") == 1 and "NOT-A-COMMAND" not in r.stdout, (
-        line,
-        r.stdout,
+def test_readme_examples_run_one_mqctl_command(line: str, tmp_path: Path) -> None:
+    log = tmp_path / "probe.log"
+    env = {**os.environ, "PROBE_LOG": str(log)}
+    r = subprocess.run(
+        ["bash", "-c", _SHELL_PROBE + line], capture_output=True, text=True, env=env, cwd=tmp_path
     )
+    calls = log.read_text() if log.exists() else ""
+    assert calls.split("\n").count("MQCTL-CALLED") == 1 and "NOT-A-COMMAND" not in calls, (line, calls)
     assert r.returncode == 0 and r.stderr == "", (line, r.stderr)
 
 

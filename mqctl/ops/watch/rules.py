@@ -24,7 +24,7 @@ A group's status is its worst queue's (``STATUSES`` order).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from mqctl.model import (
     D_DRAINED,
@@ -223,28 +223,35 @@ def evaluate(samples: Sequence[Sample], rules: Rules = Rules()) -> WatchView:
         raise ValueError("no samples to evaluate")
     if rules.window < 2:
         raise ValueError("a window needs at least two samples")
-    newest = samples[-1]
+    recent = samples[-rules.window :]
+    return judge(samples[-1], queue_series(samples, rules.window), rules, [s.at_ms for s in recent])
+
+
+def judge(
+    newest: Sample, series: Mapping[MessageQueue, Series], rules: Rules, recent_ms: Sequence[int]
+) -> WatchView:
+    """``evaluate`` once each queue's window is known (``series``: its last ``rules.window`` points;
+    ``recent_ms``: the times of the group's last ``rules.window`` samples). A sampler that keeps the
+    windows from sample to sample (ops/watch/sampler.GroupWindow) calls this directly."""
     missing = set(newest.missing_brokers)
     present = {p.queue for p in newest.points}
     queues: list[QueueWatch] = []
-    for q, series in queue_series(samples, rules.window).items():
+    for q, kept in series.items():
         stale = q not in present
         if stale and q.broker_name not in missing:
             continue
-        status, reason = queue_status(series, rules)
-        queues.append(
-            QueueWatch(series[-1][1], status, reason, queue_rates(series), len(series), _span(series), stale)
-        )
+        pts = kept if isinstance(kept, list) else list(kept)
+        status, reason = queue_status(pts, rules)
+        queues.append(QueueWatch(pts[-1][1], status, reason, queue_rates(pts), len(pts), _span(pts), stale))
     queues.sort(key=lambda w: w.point.queue.sort_key())
-    recent = samples[-rules.window :]
     return WatchView(
         sample=newest,
         queues=tuple(queues),
         status=worst(w.status for w in queues),
         rates=group_rates(queues),
         window=rules.window,
-        samples=len(recent),
-        span_ms=recent[-1].at_ms - recent[0].at_ms,
+        samples=len(recent_ms),
+        span_ms=recent_ms[-1] - recent_ms[0] if recent_ms else 0,
     )
 
 

@@ -24,7 +24,16 @@ from mqctl.errors import MqctlError
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
-    from mqctl.model import GroupProgress, MessageQueue, QueueOffset, Rules, Sample, StuckMessage, WatchView
+    from mqctl.model import (
+        GroupProgress,
+        MessageQueue,
+        QueueOffset,
+        QueuePoint,
+        Rules,
+        Sample,
+        StuckMessage,
+        WatchView,
+    )
 
 STORE_NOTE = (
     "on a store, committed offsets change only when the broker flushes consumerOffset.json (about every "
@@ -46,49 +55,65 @@ class Tick:
 Sink = Callable[[Tick], None]
 
 
-class GroupSampler:
-    """Takes samples of ``group`` (and ``topic``) on ``backend``, which it refreshes before each
-    one. ``seed``: earlier samples (a --history file's) that start the window."""
+class GroupWindow:
+    """One group's samples over time and what they are judged to be: the window (three windows
+    kept: a queue whose broker drops out keeps its window for a while, stale), the stuck message
+    of each STUCK and STALL queue, looked up once per (queue, committed offset), and the
+    warnings already given. Shared by ``GroupSampler`` (--watch) and the fleet sampler (the
+    exporter), so a status is the same status in every output."""
 
     def __init__(
         self,
         backend: Backend,
         group: str,
-        topic: str | None,
         rules: Rules,
         *,
         retry_scan: int = 200,
         seed: Sequence[Sample] = (),
     ) -> None:
-        self.backend, self.group, self.topic, self.rules = backend, group, topic, rules
-        self.retry_scan = retry_scan
-        # Three windows: a queue whose broker drops out keeps its window for a while (stale).
-        self.samples: deque[Sample] = deque(seed, maxlen=rules.window * 3)
+        self.backend, self.group, self.rules, self.retry_scan = backend, group, rules, retry_scan
+        self.samples: deque[Sample] = deque(maxlen=rules.window * 3)
+        # Each queue's window kept from sample to sample (what rules.queue_series would rebuild
+        # from all the samples every time: the cost of a --watch on a thousand queues), and the
+        # sample it was last seen in: a queue unseen for three windows is dropped, as
+        # rules.evaluate over ``samples`` drops it.
+        self.series: dict[MessageQueue, deque[tuple[int, QueuePoint]]] = {}
+        self.seen: dict[MessageQueue, int] = {}
+        self.n = 0
         self.stuck_cache: dict[tuple[MessageQueue, int], StuckMessage] = {}
-        self.time_cache: dict[QueueOffset, int] = {}
         self._said: set[str] = set()
-        self._first = True
+        for s in seed:
+            self._append(s)
 
-    def take(self, now_ms: int | None = None) -> Tick:
-        from mqctl.ops import progress
+    def _append(self, sample: Sample) -> None:
+        self.samples.append(sample)
+        self.n += 1
+        window = self.rules.window
+        for p in sample.points:
+            pts = self.series.get(p.queue)
+            if pts is None:
+                pts = self.series[p.queue] = deque(maxlen=window)
+            pts.append((sample.at_ms, p))
+            self.seen[p.queue] = self.n
+        if len(self.seen) > len(sample.points):
+            horizon = self.n - window * 3
+            for q in [q for q, n in self.seen.items() if n <= horizon]:
+                del self.seen[q], self.series[q]
+
+    def add(self, sample: Sample, notes: list[str]) -> tuple[WatchView, dict[MessageQueue, StuckMessage]]:
+        """Append ``sample``, judge the window, look up the stuck messages (problems go to ``notes``)."""
         from mqctl.ops.watch import rules
 
-        if not self._first:
-            self.backend.refresh()
-        result = progress.group_progress(
-            self.backend, self.group, self.topic, now_ms=now_ms, time_cache=self.time_cache
-        )
-        self.samples.append(rules.sample_from_progress(result, self.backend.kind, self.topic))
-        view = rules.evaluate(self.samples, self.rules)
-        notes: list[str] = []
-        stuck = self._stuck(view, notes)
-        if self._first and self.backend.kind.reads_files:
-            notes.insert(0, STORE_NOTE)
-        self._first = False
-        return Tick(view, stuck, result, self._once([*result.warnings, *notes]))
+        if self.rules.window < 2:
+            raise ValueError("a window needs at least two samples")
+        self._append(sample)
+        recent = [s.at_ms for s in list(self.samples)[-self.rules.window :]]
+        view = rules.judge(sample, self.series, self.rules, recent)
+        return view, self._stuck(view, notes)
 
     def _stuck(self, view: WatchView, notes: list[str]) -> dict[MessageQueue, StuckMessage]:
-        """The stuck message of each STUCK and STALL queue, looked up once per committed offset."""
+        """The stuck message of each STUCK and STALL queue, looked up once per committed offset;
+        entries of offsets that moved on are forgotten."""
         from mqctl.ops.watch import why
 
         out: dict[MessageQueue, StuckMessage] = {}
@@ -110,13 +135,57 @@ class GroupSampler:
                     notes.append(f"the stuck message of {q.topic}/{q.broker_name}/{q.queue_id}: {e.message}")
                     continue
             out[w.point.queue] = self.stuck_cache[key]
+        if len(self.stuck_cache) > len(out):
+            self.stuck_cache = {(q, m.committed): m for q, m in out.items()}
         return out
 
-    def _once(self, lines: Iterable[str]) -> list[str]:
+    def once(self, lines: Iterable[str]) -> list[str]:
         """Each warning once, not once per sample."""
         fresh = [line for line in dict.fromkeys(lines) if line not in self._said]
         self._said.update(fresh)
         return fresh
+
+
+class GroupSampler:
+    """Takes samples of ``group`` (and ``topic``) on ``backend``, which it refreshes before each
+    one. ``seed``: earlier samples (a --history file's) that start the window."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        group: str,
+        topic: str | None,
+        rules: Rules,
+        *,
+        retry_scan: int = 200,
+        seed: Sequence[Sample] = (),
+    ) -> None:
+        self.backend, self.group, self.topic, self.rules = backend, group, topic, rules
+        self.window = GroupWindow(backend, group, rules, retry_scan=retry_scan, seed=seed)
+        self.time_cache: dict[QueueOffset, int] = {}
+        self._first = True
+
+    @property
+    def samples(self) -> deque[Sample]:
+        return self.window.samples
+
+    def take(self, now_ms: int | None = None) -> Tick:
+        from mqctl.ops import progress
+        from mqctl.ops.watch import rules
+
+        if not self._first:
+            self.backend.refresh()
+        result = progress.group_progress(
+            self.backend, self.group, self.topic, now_ms=now_ms, time_cache=self.time_cache
+        )
+        notes: list[str] = []
+        view, stuck = self.window.add(
+            rules.sample_from_progress(result, self.backend.kind, self.topic), notes
+        )
+        if self._first and self.backend.kind.reads_files:
+            notes.insert(0, STORE_NOTE)
+        self._first = False
+        return Tick(view, stuck, result, self.window.once([*result.warnings, *notes]))
 
 
 def ticks(interval_s: float, samples: int | None = None, now_ms: int | None = None) -> Iterator[int | None]:

@@ -1,0 +1,104 @@
+"""``mqctl exporter``'s run: the HTTP endpoint in its thread, rounds of the fleet sampler in the
+calling thread (Ctrl-C ends it), each complete round handed to the collector and, with
+Alertmanagers, to the alert book and its sender. A round that could not be taken (the name
+server down) leaves the last one served and is tried again at the next interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mqctl.ops.watch.fleet import FleetFilter
+from mqctl.serve.families import Shape
+
+if TYPE_CHECKING:
+    from mqctl.backends.base import Backend
+    from mqctl.errors import MqctlError
+    from mqctl.model import Rules
+    from mqctl.ops.alertrules import AlertConfig
+    from mqctl.ops.watch.fleet import FleetRound
+
+
+@dataclass(frozen=True)
+class ExporterOptions:
+    listen: str = "127.0.0.1:9877"
+    interval_s: float = 15.0
+    alertmanagers: tuple[str, ...] = ()
+    shape: Shape = Shape()
+    only: FleetFilter = FleetFilter()
+    config: AlertConfig | None = None
+    rules: Rules | None = None
+    resend_s: float = 60.0
+    rounds: int | None = None  # stop after this many (tests)
+    extra_labels: dict[str, str] = field(default_factory=dict)
+
+
+class _Once:
+    """Warnings printed once each (a warning a backend repeats every round is said once)."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        self.warn, self.said = warn, set[str]()
+
+    def __call__(self, line: str) -> None:
+        if line not in self.said and len(self.said) < 10_000:
+            self.said.add(line)
+            self.warn(line)
+
+
+def run(
+    backend: Backend,
+    opts: ExporterOptions,
+    *,
+    warn: Callable[[str], None],
+    on_ready: Callable[[str], None] = lambda _url: None,
+) -> None:
+    from mqctl import __version__
+    from mqctl.model import Rules
+    from mqctl.ops.alertrules import AlertBook, AlertConfig
+    from mqctl.ops.watch.fleet import FleetSampler, run_rounds
+    from mqctl.ops.watch.sampler import ticks
+    from mqctl.serve.alerts import AlertSender
+    from mqctl.serve.http import Server
+    from mqctl.serve.metrics import RoundCollector
+
+    config = opts.config or AlertConfig()
+    say = _Once(warn)
+    collector = RoundCollector(opts.shape, __version__)
+    server = Server(opts.listen, collector)
+    sender = book = None
+    if opts.alertmanagers:
+        book = AlertBook(config, extra_labels=opts.extra_labels)
+        sender = AlertSender(opts.alertmanagers, f"{server.url}/metrics", resend_s=opts.resend_s, warn=warn)
+        sender.start()
+    sampler = FleetSampler(backend, opts.rules or Rules(), only=opts.only, subscriptions=config.subscriptions)
+    last_error: list[str] = []
+
+    def sink(rnd: FleetRound) -> None:
+        collector.publish(rnd)
+        last_error.clear()
+        for line in rnd.warnings:
+            say(line)
+        for broker, (message, _status) in sorted(rnd.down.items()):
+            say(f"broker {broker} did not answer a round: {message}")
+        for g in rnd.groups:
+            for line in g.tick.warnings if g.tick is not None else ():
+                say(f"group {g.group}: {line}")
+        if book is not None and sender is not None:
+            book.update(rnd)
+            sender.update(book.current())
+
+    def on_error(e: MqctlError) -> None:
+        collector.failed(e)
+        if last_error != [e.message]:  # said when it starts failing, not every interval
+            warn(f"round failed, serving the last complete round: {e.message}")
+            last_error[:] = [e.message]
+
+    on_ready(server.url)
+    try:
+        run_rounds(sampler, ticks(opts.interval_s, opts.rounds), sink, on_error)
+    finally:
+        server.close()
+        if sender is not None:
+            sender.close()

@@ -1,0 +1,87 @@
+"""The Alertmanager sender against a stand-in Alertmanager (an HTTP server recording what API v2
+receives, which the test stops and starts again): firing, re-sent, down and retried with
+backoff, resolved while it was down and the resolve still delivered after it came back."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+pytest.importorskip("httpx")
+
+from mqctl.ops.alertrules import Alert  # noqa: E402
+from mqctl.serve.alerts import AlertSender  # noqa: E402
+
+
+class FakeAlertmanager:
+    def __init__(self, port: int = 0) -> None:
+        self.posts: list[list[dict]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                assert self.path == "/api/v2/alerts"
+                outer.posts.append(json.loads(body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_a: object) -> None:
+                return None
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.port = self.httpd.server_port
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def wait_for(cond, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+LABELS = (("alertname", "MqctlConsumerLag"), ("group", "G"), ("severity", "warning"))
+
+
+def test_fire_resend_down_backoff_resolve_after_restart() -> None:
+    am = FakeAlertmanager()
+    sender = AlertSender([f"http://127.0.0.1:{am.port}"], "http://exporter/metrics", resend_s=0.3)
+    sender.start()
+    try:
+        firing = Alert(LABELS, (("summary", "lag 20 > 10"),), 1_700_000_000_000)
+        sender.update([firing])
+        wait_for(lambda: len(am.posts) >= 1)
+        first = am.posts[0][0]
+        assert first["labels"] == dict(LABELS) and first["annotations"]["summary"] == "lag 20 > 10"
+        assert (
+            first["startsAt"] == "2023-11-14T22:13:20.000Z"
+            and first["generatorURL"] == "http://exporter/metrics"
+        )
+        wait_for(lambda: len(am.posts) >= 3)  # unchanged, re-sent every resend_s
+        port = am.port
+        am.stop()
+        time.sleep(0.5)
+        resolved = Alert(LABELS, firing.annotations, firing.starts_ms, 1_700_000_060_000)
+        sender.update([resolved])  # resolved while the Alertmanager is down
+        sender.update([])  # and gone from the set before it is back
+        target = sender.targets[0]
+        wait_for(lambda: target.failures >= 2)
+        assert target.backoff >= 2.0  # doubling
+        am2 = FakeAlertmanager(port)
+        try:
+            wait_for(lambda: len(am2.posts) >= 1, timeout=20)
+            got = am2.posts[0]
+            assert [(a["labels"], a["endsAt"]) for a in got] == [(dict(LABELS), "2023-11-14T22:14:20.000Z")]
+        finally:
+            am2.stop()
+    finally:
+        sender.close()
