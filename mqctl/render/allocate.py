@@ -107,10 +107,11 @@ def table(
     from mqctl.render.table import Column, TableSpec, write_table
 
     multi = len(r.topics) > 1
+    # The per-topic counts go first on a narrow terminal: the Queues column names them all.
     cols = [Column("Consumer")]
     if multi:
-        cols += [Column(t.topic, "right") for t in r.topics]
-    cols += [Column("Total" if multi else "Count", "right"), Column("Queues")]
+        cols += [Column(_esc(t.topic), "right", kind="number", optional=True) for t in r.topics]
+    cols += [Column("Total" if multi else "Count", "right", kind="number"), Column("Queues", kind="text")]
     totals = r.totals
     top = max(totals.values(), default=0)
     rows: list[Sequence[Any]] = []
@@ -209,8 +210,8 @@ def rebalance_table(r: RebalanceReport, out: TextIO) -> None:
             Column("Broker"),
             Column("QID", "right", kind="number"),
             Column("Expected (strategy)"),
-            Column("Reported (clients)"),
-            Column("Status", kind="text"),
+            Column("Reported (clients)", kind="text"),
+            Column("Status"),
         ],
         [
             [

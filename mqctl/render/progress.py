@@ -193,12 +193,12 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         Column("Topic"),
         Column("Broker"),
         Column("QID", "right", kind="number"),
-        Column("Min", "right", kind="number", optional=True),
+        Column("Min", "right", kind="number", optional=True, priority=1),
         Column("Broker Offset", "right", kind="number"),
         Column("Consumer Offset", "right", kind="number"),
         Column("Diff", "right", kind="number"),
         *([Column("Matched", "right", kind="number")] if with_tags else []),
-        *([Column("Client IP", optional=True)] if show_client_ip else []),
+        *([Column("Client IP", optional=True, priority=2)] if show_client_ip else []),
         Column("Last Consumed", kind="text", optional=True),
         Column("Lag Time", "right", kind="number"),
     ]
@@ -233,8 +233,6 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         footer.append(f"{len(p.time_unknown)} queue(s) with a store time that cannot be read: {UNKNOWN}")
     if p.tag_collisions:
         footer.append(f"{p.tag_collisions} tag-hash matches had a different real tag (hash collisions)")
-    if any(styles):
-        footer.append(LEGEND)
     if p.consume_tps is None:
         footer.append(
             "[dim]Consume TPS and inflight need a live broker; a store shows committed offsets.[/dim]"
@@ -242,7 +240,14 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
     else:
         footer.append(f"consume TPS {p.consume_tps:.2f}, inflight total {p.inflight_total}")
     write_table(
-        TableSpec(cols, rows, title=f"consumerProgress {p.group}", footer_lines=footer, row_styles=styles),
+        TableSpec(
+            cols,
+            rows,
+            title=f"consumerProgress {p.group}",
+            footer_lines=footer,
+            row_styles=styles,
+            legend=LEGEND if any(styles) else None,
+        ),
         out,
     )
 
@@ -354,13 +359,13 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
     cols = [
         Column("Group"),
         *(
-            [Column("Clients", "right", kind="number"), Column("Version", kind="text", optional=True)]
+            [Column("Clients", "right", kind="number"), Column("Version", optional=True, priority=1)]
             if live
             else []
         ),
         Column("Diff Total", "right", kind="number"),
         Column("Max Lag Time", "right", kind="number"),
-        *([Column("TPS", "right", kind="number", optional=True)] if live else []),
+        *([Column("TPS", "right", kind="number", optional=True, priority=2)] if live else []),
         Column("Topics", kind="text", optional=True),
         Column("Brokers", kind="text", optional=True),
     ]
@@ -387,13 +392,18 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
         footer.append(
             "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin does not list it"
         )
-    if any(styles):
-        footer.append(LEGEND)
     if not live:
         footer.append(
             "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
         )
     write_table(
-        TableSpec(cols, rows, title="consumer groups", footer_lines=footer, row_styles=styles),
+        TableSpec(
+            cols,
+            rows,
+            title="consumer groups",
+            footer_lines=footer,
+            row_styles=styles,
+            legend=LEGEND if any(styles) else None,
+        ),
         out,
     )
