@@ -45,6 +45,7 @@ def report_doc(s: LagReportSummary) -> dict[str, Any]:
         "source": s.source,
         "nowMs": s.now_ms,
         "top": [{k: r[k] for k in TOP_COLUMNS} for r in s.top],
+        "groupsWithoutRows": list(s.groups_without_rows),
     }
 
 
@@ -78,10 +79,16 @@ def report_table(s: LagReportSummary, out: TextIO) -> None:
         "queuesBelowMin": Column("Below Min", "right", kind="number"),
         "queuesAboveMax": Column("Above Max", "right", kind="number"),
     }
+    lines = [footer]
+    if s.groups_without_rows:
+        lines.append(
+            f"Not in the report: {len(s.groups_without_rows)} group(s) with no committed offset on any "
+            f"topic, so no queue rows (consumerProgress lists them with diff 0): {', '.join(s.groups_without_rows)}"
+        )
     spec = TableSpec(
         columns=[heads[k] for k in keys],
         rows=[[_cell(k, r[k]) for k in keys] for r in s.top],
-        footer_lines=[footer],
+        footer_lines=lines,
     )
     write_table(spec, out)
 
