@@ -274,8 +274,10 @@ def _mqadmin_type(g: GroupSummary) -> tuple[str, str]:
 
 
 def groups_plain(groups: list[GroupSummary], out: TextIO, headers: bool = True) -> None:
-    """mqadmin's all-groups layout (spec/mqadmin.md 3.4); a store knows no clients: OFFLINE."""
-    from mqctl.model import version_name
+    """mqadmin's all-groups layout (spec/mqadmin.md 3.4); a store knows no clients: OFFLINE.
+    Only the groups mqadmin lists (those of a %RETRY% topic): plain is mqadmin's bytes; the
+    others are in the table, JSON and CSV, marked by their foundIn."""
+    from mqctl.model import FOUND_RETRY_TOPIC, version_name
 
     if headers:
         out.write(
@@ -283,6 +285,8 @@ def groups_plain(groups: list[GroupSummary], out: TextIO, headers: bool = True) 
             f"{ljust('#Model', 14)}  {ljust('#TPS', 7)}  #Diff Total\n"
         )
     for g in groups:
+        if FOUND_RETRY_TOPIC not in g.found_in:
+            continue
         count = g.clients or 0
         version = version_name(g.version) if count and g.version is not None else "OFFLINE"
         kind, model = _mqadmin_type(g)
@@ -390,7 +394,8 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
     footer = [f"\n{len(groups)} group(s), diff total {total} ({order}; --sort lag|name|mqadmin)"]
     if any(FOUND_RETRY_TOPIC not in g.found_in for g in groups):
         footer.append(
-            "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin does not list it"
+            "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin and -o plain "
+            "do not list it"
         )
     if not live:
         footer.append(

@@ -1,5 +1,6 @@
-"""Tables a user can trust (issue 16): --watch on a dumb terminal, lagReport's --out checked
-before the job, lagReport and the overview agreeing on the groups."""
+"""Tables and overviews a user can trust (issue 16): --watch on a dumb terminal, lagReport's
+--out checked before the job, lagReport and the overview agreeing on the groups, and the
+overview's plain output holding exactly the groups mqadmin lists."""
 
 from __future__ import annotations
 
@@ -140,3 +141,42 @@ def test_lag_report_table_says_which_groups_are_not_in_it() -> None:
     flat = " ".join(out.getvalue().split())
     assert "Not in the report: 1 group(s) with no committed offset" in flat and "refund-service" in flat
     assert report_doc(summary)["groupsWithoutRows"] == ["refund-service"]
+
+
+# --- the overview: plain is mqadmin's groups, the others are marked -----------------------------
+
+
+@pytest.fixture
+def groups_store(tmp_path: Path) -> list[str]:
+    """G: retry topic + offsets (mqadmin lists it); H: offsets only; Idle: a subscription group
+    only (mqadmin's overview lists neither); SELF_TEST_C_GROUP: the broker's own, never listed."""
+    w = StoreWriter(tmp_path / "a", broker_name="broker-a", commitlog_file_size=4096, cq_file_size=100)
+    w.create_topic("T", queues=1)
+    w.create_topic("%RETRY%G", queues=1)
+    for i in range(4):
+        w.put("T", 0, b"m", store_timestamp=1000 + i)
+    w.commit_offset("G", "T", 0, 1)
+    w.commit_offset("H", "T", 0, 2)
+    w.create_group("G")
+    w.create_group("Idle")
+    w.create_group("SELF_TEST_C_GROUP")
+    w.close()
+    return ["--store", f"broker-a={tmp_path / 'a'}"]
+
+
+def test_overview_plain_lists_only_what_mqadmin_lists(groups_store: list[str]) -> None:
+    plain = mqctl("consumerProgress", *groups_store, "-o", "plain")
+    assert plain.exit_code == 0, plain.stderr
+    lines = plain.stdout.splitlines()
+    assert lines[0].startswith("#Group") and [x.split()[0] for x in lines[1:]] == ["G"]
+
+
+def test_store_overview_lists_subscription_group_only_groups(groups_store: list[str]) -> None:
+    doc = json.loads(mqctl("consumerProgress", *groups_store, "-o", "json", "--sort", "name").stdout)
+    found = {g["group"]: g["foundIn"] for g in doc["rows"]}
+    assert found == {"G": ["retryTopic", "offsets"], "H": ["offsets"], "Idle": ["subscriptionGroup"]}
+    csv_rows = mqctl("consumerProgress", *groups_store, "-o", "csv", "--sort", "name").stdout.splitlines()
+    assert [r.split(",")[0] for r in csv_rows[1:]] == ["G", "H", "Idle"]
+    table = mqctl("consumerProgress", *groups_store, "-o", "table", "--sort", "name").stdout
+    assert "Idle *" in table and "H *" in table and "G *" not in table
+    assert "mqadmin and -o plain do not list it" in " ".join(table.split())
