@@ -130,7 +130,7 @@ def test_consumer_progress_table(width: int, monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_groups_overview_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mqctl.render import progress as render
+    from mqctl.render import overview as render
 
     def g(name: str, diff: int, topics: list[str]) -> GroupSummary:
         return GroupSummary(
