@@ -5,11 +5,12 @@ allocateMQ, consumerConnection, resetOffsetByTime's plan, lagReport): a number, 
 is never cut, folded or wrapped, and no header either. When a table is wider than the terminal:
 
 1. headers fold at their spaces ("Consumer Offset" over two lines), nothing else changes;
-2. free text (``kind="text"``) wraps at its spaces, never inside a word, down to a readable
-   width;
+2. optional free text (``kind="text"``) wraps at its spaces, never inside a word, down to a
+   readable width;
 3. optional columns are dropped, the lowest ``priority`` first (ties: the rightmost), and a
    footer line names them (after each drop, 1 and 2 are tried again);
-4. when even the required columns do not fit, every row becomes a record: one
+4. then required free text wraps the same way;
+5. when even the required columns do not fit, every row becomes a record: one
    ``Header  value`` line per column, all columns shown; a line longer than the terminal is
    left for the terminal to wrap whole (nothing is cut).
 
@@ -109,7 +110,8 @@ def _total(widths: Sequence[int], keep: Sequence[int]) -> int:
 
 def plan_layout(spec: TableSpec, width: int | None, cells: list[list[str]] | None = None) -> Layout:
     """The layout of ``spec`` in ``width`` columns (None: no limit), by the rule of this module:
-    headers fold, then text wraps, then optional columns drop one by one, then records."""
+    headers fold, optional text wraps, optional columns drop one by one, required text wraps,
+    then records."""
     cells = cells_of(spec) if cells is None else cells
     natural, folded, least = _widths(spec, cells)
     keep = list(range(len(spec.columns)))
@@ -118,12 +120,17 @@ def plan_layout(spec: TableSpec, width: int | None, cells: list[list[str]] | Non
     drop_order = sorted(
         (i for i, c in enumerate(spec.columns) if c.optional), key=lambda i: (spec.columns[i].priority, -i)
     )
+    # Optional text may wrap before its column is dropped; required text only once no optional
+    # column is left (a column of counts is not worth a row of five lines).
+    optional_wrapped = [least[i] if c.optional else folded[i] for i, c in enumerate(spec.columns)]
     for i in [None, *drop_order]:
         if i is not None:
             keep.remove(i)
-        for base in (folded, least):
+        for base in (folded, optional_wrapped):
             if _total(base, keep) <= width:
                 return _grow(spec, keep, base, natural, width)
+    if _total(least, keep) <= width:
+        return _grow(spec, keep, least, natural, width)
     return Layout(list(range(len(spec.columns))), [], [], records=True)
 
 
