@@ -209,7 +209,9 @@ def rebalance_table(r: RebalanceReport, out: TextIO) -> None:
             Column("Topic"),
             Column("Broker"),
             Column("QID", "right", kind="number"),
-            Column("Expected (strategy)"),
+            # Status already says whether the holder is the strategy's choice: on a narrow
+            # terminal the strategy's choice goes first, the real holder stays.
+            Column("Expected (strategy)", optional=True),
             Column("Reported (clients)", kind="text"),
             Column("Status"),
         ],
