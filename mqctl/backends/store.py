@@ -17,6 +17,7 @@ from mqctl.errors import NotAvailableError, NotFoundError, StoreError
 from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
+    FOUND_SUBSCRIPTION,
     RETRY_PREFIX,
     TIME_UNREADABLE,
     BackendKind,
@@ -43,6 +44,7 @@ from mqctl.model import (
     TopicRoute,
     WriteResult,
     group_of_retry_topic,
+    is_system_group,
 )
 
 if TYPE_CHECKING:
@@ -152,7 +154,8 @@ class StoreBackend:
     def _group_refs(self) -> list[GroupRef]:
         """mqadmin's overview order first: groups of the retry topics, in the Java HashSet order of
         the name server's topic list (a HashMap of capacity 1024 on the server, re-hashed into the
-        client's set); then groups only the offset tables know, by name."""
+        client's set); then, by name, groups only the offset tables know, then those only a
+        subscription-group table knows (system groups left out), as live_groups.py lists them."""
         from mqctl.model.javaorder import string_order
 
         topics = sorted({t for b in self._brokers.values() for t in b.topics})
@@ -166,7 +169,10 @@ class StoreBackend:
             GroupRef(g, (FOUND_RETRY_TOPIC, FOUND_OFFSETS) if g in with_offsets else (FOUND_RETRY_TOPIC,))
             for g in by_retry
         ]
-        return refs + [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - by_retry.keys())]
+        refs += [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - by_retry.keys())]
+        configured = {g for b in self._brokers.values() for g in b.subscription_groups} - with_offsets
+        only = sorted(g for g in configured - by_retry.keys() if not is_system_group(g))
+        return refs + [GroupRef(g, (FOUND_SUBSCRIPTION,)) for g in only]
 
     def groups_overview(self, *, detail: bool = False) -> Sequence[GroupOverview]:
         # A store's consume stats always carry min offsets and committed flags: detail is free.

@@ -184,6 +184,7 @@ def _overview(cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int 
     """Without -g: the groups overview."""
     from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
+    from mqctl.render import overview
 
     with cluster.open() as backend, DelayedProgress("scanning") as bar:
         # Lag time costs two requests per lagging queue live: only when a gate needs it.
@@ -202,10 +203,10 @@ def _overview(cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int 
     emit(
         out.fmt,
         sys.stdout,
-        plain=lambda o: render.groups_plain(summaries, o, headers=out.headers),  # mqadmin's order, always
-        table=lambda o: render.groups_table(ordered, o, sort),
-        json_doc=lambda: render.groups_json(ordered, kind),
-        csv=lambda: (render.GROUP_CSV_COLUMNS, render.groups_csv_rows(ordered)),
+        plain=lambda o: overview.groups_plain(summaries, o, headers=out.headers),  # mqadmin's order, always
+        table=lambda o: overview.groups_table(ordered, o, sort),
+        json_doc=lambda: overview.groups_json(ordered, kind),
+        csv=lambda: (overview.GROUP_CSV_COLUMNS, overview.groups_csv_rows(ordered)),
         headers=out.headers,
     )
     ops.overview_verdict(summaries, gates)

@@ -314,10 +314,21 @@ def watch(
             _warn_all(warnings)
         sampler = ops.GroupSampler(backend, group, topic, rules, retry_scan=f.retry_scan, seed=seed)
         times = ops.ticks(interval, f.samples, now_ms)
-        if fmt is OutputFormat.table and sys.stdout.isatty():
+        if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
             _live(sampler, times, group, path, limit)
         else:
             ops.run(sampler, times, _pipe_sink(fmt), history=path, max_status=limit)
+
+
+def _can_redraw() -> bool:
+    """A terminal that moves the cursor: rich's Live on TERM=dumb shows nothing until it stops,
+    so such a terminal gets a new table per sample instead (and is told why)."""
+    from rich.console import Console
+
+    if Console(file=sys.stdout).is_dumb_terminal:
+        _warn_all(["TERM is a dumb terminal that cannot redraw in place: a new table per sample"])
+        return False
+    return True
 
 
 def _pipe_sink(fmt: OutputFormat) -> Any:

@@ -138,6 +138,8 @@ class LagReportSummary:
     history: str | None
     top: list[dict[str, Any]]
     time_unknown: int = 0  # store rows whose oldest unconsumed message cannot be read (damage)
+    # groups the consumerProgress overview lists that have no queue row (no committed offset)
+    groups_without_rows: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

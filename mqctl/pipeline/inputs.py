@@ -25,6 +25,7 @@ __all__ = [
     "BrokerInput",
     "ConsumerQueue",
     "CqFile",
+    "check_dataset_target",
     "LiveSnapshot",
     "consumer_queues",
     "load_broker_input",
@@ -32,6 +33,7 @@ __all__ = [
     "load_subscriptions",
     "local_path",
     "parse_subscriptions",
+    "unreported_groups",
 ]
 
 Subscriptions = Mapping[str, Mapping[str, SubExpr]]  # group -> topic -> expression
@@ -48,6 +50,9 @@ class BrokerInput:
     offsets: Mapping[str, Mapping[int, int]]  # "topic@group" -> {queueId: committed offset}
     read_queue_nums: Mapping[str, int]  # topic -> readQueueNums, only topics with a config
     warnings: tuple[str, ...] = ()
+    # The groups consumerProgress's overview lists for this broker: of a retry topic, of the
+    # offset table or of the subscription-group table (system groups left out).
+    groups: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +83,11 @@ class LiveSnapshot:
     @property
     def queue_count(self) -> int:
         return sum(len(ov.stats.queues) for ov in self.overviews if ov.stats is not None)
+
+    @property
+    def unreported(self) -> list[str]:
+        """Groups of the overview whose consume stats have no queue: no rows in the report."""
+        return sorted(ov.ref.name for ov in self.overviews if ov.stats is not None and not ov.stats.queues)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +138,43 @@ def local_path(uri: str) -> str | None:
     return uri
 
 
+def check_dataset_target(flag: str, target: str, stores: Iterable[str], *, must_be_new: bool) -> None:
+    """Before any work: refuse a dataset directory inside a broker store root (mqctl writes a
+    store only through the safe offset write) and, when ``must_be_new``, one that exists (Spark
+    would refuse it only after the whole job). Paths Spark reaches through another scheme
+    (hdfs://, s3a://) are not checked here."""
+    local = local_path(target)
+    if local is None:
+        return
+    resolved = Path(local).expanduser().resolve()
+    for store in stores:
+        root = local_path(store)
+        if root is not None and resolved.is_relative_to(Path(root).expanduser().resolve()):
+            raise UsageError(
+                f"{flag} {target}: refusing to write inside the broker store {root}",
+                f"write the dataset somewhere else, e.g. {flag} ./lag-report",
+            )
+    if must_be_new and (resolved.exists() or Path(local).is_symlink()):
+        raise UsageError(
+            f"{flag} {target}: it exists; nothing computed, nothing written",
+            "pass --overwrite to replace it, or choose another directory",
+        )
+
+
 def load_broker_input(broker_name: str, root: Path) -> BrokerInput:
     from mqctl.store.commitlog import CommitLog
     from mqctl.store.layout import StoreLayout
-    from mqctl.store.metadata import load_topics
+    from mqctl.store.metadata import load_subscription_groups, load_topics
     from mqctl.store.offsets import load_consumer_offsets
 
     layout = StoreLayout.open(Path(root), broker_name)
     offsets = load_consumer_offsets(layout.config_dir)
     topics = load_topics(layout.config_dir)
+    configured = load_subscription_groups(layout.config_dir)
     with CommitLog(layout.commitlog_dirs) as cl:
         cl_min = cl.min_offset
-    warnings = tuple(f"{broker_name}: {w}" for w in (offsets.warning, topics.warning) if w)
+    loaded = (offsets.warning, topics.warning, configured.warning)
+    warnings = tuple(f"{broker_name}: {w}" for w in loaded if w)
     return BrokerInput(
         broker_name=broker_name,
         root=layout.root.resolve(),
@@ -148,7 +183,29 @@ def load_broker_input(broker_name: str, root: Path) -> BrokerInput:
         offsets={k: dict(v) for k, v in offsets.table.offsets.items()},
         read_queue_nums={name: cfg.read_queue_nums for name, cfg in (topics.value or {}).items()},
         warnings=warnings,
+        groups=_overview_groups(offsets.table.offsets, topics.value or {}, configured.value or {}),
     )
+
+
+def _overview_groups(
+    offsets: Iterable[str], topics: Iterable[str], configured: Iterable[str]
+) -> frozenset[str]:
+    """The groups the store overview lists (backends/store.py): retry topics, offset keys,
+    subscription groups other than the broker's own."""
+    from mqctl.model import group_of_retry_topic, is_system_group
+
+    out = {g for t in topics if (g := group_of_retry_topic(t))}
+    out |= {
+        parts[1] for key in offsets if (parts := split_offset_key(key)) and parts[1] and parts[2] == COMMITTED
+    }
+    return frozenset(out | {g for g in configured if not is_system_group(g)})
+
+
+def unreported_groups(brokers: Iterable[BrokerInput], queues: Iterable[ConsumerQueue]) -> list[str]:
+    """Groups the overview lists that have no queue row: no committed offset on a topic a broker
+    has a config for (GET_CONSUME_STATS reports no queue for them either)."""
+    listed = set().union(*(b.groups for b in brokers))
+    return sorted(listed - {q.group for q in queues})
 
 
 def consumer_queues(

@@ -46,6 +46,16 @@ class Dataset:
     top: int = 20
     history: str | None = None
 
+    def check_targets(self, stores: Sequence[str] = ()) -> None:
+        """Before any work (Spark refuses an existing --out only after the whole job): --out
+        exists only with --overwrite; --out and --history never inside a store root."""
+        from mqctl.pipeline.inputs import check_dataset_target
+
+        if self.out is not None:
+            check_dataset_target("--out", self.out, stores, must_be_new=not self.overwrite)
+        if self.history is not None:
+            check_dataset_target("--history", self.history, stores, must_be_new=False)
+
 
 @dataclass(frozen=True)
 class _Inputs:
@@ -55,6 +65,7 @@ class _Inputs:
     direct: bool = False
     snapshot: LiveSnapshot | None = None  # live
     notes: list[str] = field(default_factory=list)
+    unreported: Sequence[str] = ()  # groups of the overview without a queue row
 
 
 def _on_driver(root: Path) -> bool:
@@ -75,9 +86,15 @@ def store_report(
     warn: Warn,
 ) -> LagReportSummary:
     """lagReport over store roots: the driver reads the config files, Spark scans the ConsumeQueues."""
-    from mqctl.pipeline.inputs import consumer_queues, load_broker_input, load_subscriptions
+    from mqctl.pipeline.inputs import (
+        consumer_queues,
+        load_broker_input,
+        load_subscriptions,
+        unreported_groups,
+    )
     from mqctl.pipeline.lagreport_run import spark_job
 
+    ds.check_targets([root for _name, root in stores])
     job = spark_job()  # no Spark: exit 7 before anything is read
     subs = load_subscriptions(subscriptions) if subscriptions is not None else None
     brokers = [load_broker_input(name, Path(root)) for name, root in stores]
@@ -86,7 +103,8 @@ def store_report(
             warn(w)
     queues = consumer_queues(brokers, subs)
     direct = cq_read == "direct" or (cq_read == "auto" and all(_on_driver(b.root) for b in brokers))
-    inputs = _Inputs(rows=len(queues), brokers=brokers, queues=queues, direct=direct)
+    unreported = unreported_groups(brokers, queues)
+    inputs = _Inputs(rows=len(queues), brokers=brokers, queues=queues, direct=direct, unreported=unreported)
     return _run(job, inputs, ds, spark, warn, "store")
 
 
@@ -128,11 +146,13 @@ def live_report(
     The second value is the error to raise after printing (brokers that did not answer)."""
     from mqctl.pipeline.lagreport_run import spark_job
 
+    ds.check_targets()
     job = spark_job()
     snapshot, failure = live_snapshot(backend, lag_time=lag_time)
     for w in backend.take_warnings():
         warn(str(w))
-    return _run(job, _Inputs(rows=snapshot.queue_count, snapshot=snapshot), ds, spark, warn, "live"), failure
+    inputs = _Inputs(rows=snapshot.queue_count, snapshot=snapshot, unreported=snapshot.unreported)
+    return _run(job, inputs, ds, spark, warn, "live"), failure
 
 
 def _run(
@@ -155,6 +175,7 @@ def _run(
         history=ds.history,
         top=top,
         time_unknown=unknown,
+        groups_without_rows=list(inputs.unreported),
     )
 
 
@@ -200,6 +221,7 @@ def status_report(
     from mqctl.pipeline.lagreport_run import run_spark, spark_job
     from mqctl.pipeline.lagreport_status import StatusRules, group_status_df, queue_status_df
 
+    ds.check_targets()
     job = spark_job()
 
     def work(spark: Any, progress: Any) -> tuple[list[dict[str, Any]], int]:

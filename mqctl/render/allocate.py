@@ -107,10 +107,11 @@ def table(
     from mqctl.render.table import Column, TableSpec, write_table
 
     multi = len(r.topics) > 1
+    # The per-topic counts go first on a narrow terminal: the Queues column names them all.
     cols = [Column("Consumer")]
     if multi:
-        cols += [Column(t.topic, "right") for t in r.topics]
-    cols += [Column("Total" if multi else "Count", "right"), Column("Queues")]
+        cols += [Column(_esc(t.topic), "right", kind="number", optional=True) for t in r.topics]
+    cols += [Column("Total" if multi else "Count", "right", kind="number"), Column("Queues", kind="text")]
     totals = r.totals
     top = max(totals.values(), default=0)
     rows: list[Sequence[Any]] = []
@@ -208,9 +209,11 @@ def rebalance_table(r: RebalanceReport, out: TextIO) -> None:
             Column("Topic"),
             Column("Broker"),
             Column("QID", "right", kind="number"),
-            Column("Expected (strategy)"),
-            Column("Reported (clients)"),
-            Column("Status", kind="text"),
+            # Status already says whether the holder is the strategy's choice: on a narrow
+            # terminal the strategy's choice goes first, the real holder stays.
+            Column("Expected (strategy)", optional=True),
+            Column("Reported (clients)", kind="text"),
+            Column("Status"),
         ],
         [
             [

@@ -106,15 +106,15 @@ def table(c: ConsumerConnection, out: TextIO) -> None:
         [
             Column("Client Id"),
             Column("Address"),
-            Column("Language", kind="text"),
-            Column("Version", kind="text"),
+            Column("Language", optional=True),
+            Column("Version", optional=True, priority=1),
         ],
         [[x.client_id, x.client_addr, x.language, version_name(x.version)] for x in c.connections],
         title=f"consumerConnection {c.group}: {len(c.connections)} client(s)",
     )
     write_table(clients, out)
     subs = TableSpec(
-        [Column("Topic"), Column("Expression", kind="text"), Column("Type", kind="text", optional=True)],
+        [Column("Topic"), Column("Expression", kind="text"), Column("Type", optional=True)],
         [[s.topic, _null(s.sub_string), _null(s.expression_type)] for s in c.subscriptions],
         title="\nsubscriptions",
         footer_lines=[

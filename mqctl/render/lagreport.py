@@ -22,7 +22,6 @@ TOP_COLUMNS = [
     "queuesBelowMin",
     "queuesAboveMax",
 ]
-_TOP_HEADS = ["#Group", "#Diff Total", "#Matched", "#Max Lag", "#Queues", "#Below Min", "#Above Max"]
 STATUS_COLUMNS = [
     "group",
     "status",
@@ -46,6 +45,7 @@ def report_doc(s: LagReportSummary) -> dict[str, Any]:
         "source": s.source,
         "nowMs": s.now_ms,
         "top": [{k: r[k] for k in TOP_COLUMNS} for r in s.top],
+        "groupsWithoutRows": list(s.groups_without_rows),
     }
 
 
@@ -61,15 +61,34 @@ def _cell(key: str, value: Any) -> Any:
 
 
 def report_table(s: LagReportSummary, out: TextIO) -> None:
+    """The top groups. A terminal table has no mqadmin-style '#' headers, and the Matched column
+    only when some group has one (--subscriptions): a column empty by construction says nothing."""
     from mqctl.render.table import Column, TableSpec, write_table
 
     footer = f"{s.rows} queue rows" + (f" written to {s.out} ({s.dataset_format})" if s.out else "")
     if s.history:
         footer += f"; appended to the history {s.history}"
+    matched = any(r.get("matchedDiffTotal") is not None for r in s.top)
+    keys = [k for k in TOP_COLUMNS if matched or k != "matchedDiffTotal"]
+    heads = {
+        "group": Column("Group"),
+        "diffTotal": Column("Diff Total", "right", kind="number"),
+        "matchedDiffTotal": Column("Matched", "right", kind="number"),
+        "maxLagMs": Column("Max Lag", "right", kind="number"),
+        "queues": Column("Queues", "right", kind="number"),
+        "queuesBelowMin": Column("Below Min", "right", kind="number"),
+        "queuesAboveMax": Column("Above Max", "right", kind="number"),
+    }
+    lines = [footer]
+    if s.groups_without_rows:
+        lines.append(
+            f"Not in the report: {len(s.groups_without_rows)} group(s) with no committed offset on any "
+            f"topic, so no queue rows (consumerProgress lists them with diff 0): {', '.join(s.groups_without_rows)}"
+        )
     spec = TableSpec(
-        columns=[Column(h, "left" if i == 0 else "right") for i, h in enumerate(_TOP_HEADS)],
-        rows=[[_cell(k, r[k]) for k in TOP_COLUMNS] for r in s.top],
-        footer_lines=[footer],
+        columns=[heads[k] for k in keys],
+        rows=[[_cell(k, r[k]) for k in keys] for r in s.top],
+        footer_lines=lines,
     )
     write_table(spec, out)
 
@@ -113,7 +132,6 @@ def status_table(s: LagStatusSummary, out: TextIO) -> None:
     from mqctl.render.table import Column, TableSpec, write_table
 
     counts = _status_counts()
-    heads = ["#Group", "#Status", "#Queues", "#Lag", "#Max Lag", "#Consume/s", "#Produce/s", "#Worst Queue"]
     rows = [
         [
             r["group"],
@@ -132,8 +150,17 @@ def status_table(s: LagStatusSummary, out: TextIO) -> None:
     if s.out:
         footer += f"; per-queue statuses written to {s.out} ({s.dataset_format})"
     spec = TableSpec(
-        columns=[Column(h, "right" if 2 <= i <= 6 else "left") for i, h in enumerate(heads)]
-        + [Column("#Why", kind="text")],
+        columns=[
+            Column("Group"),
+            Column("Status"),
+            Column("Queues", "right"),
+            Column("Lag", "right", kind="number"),
+            Column("Max Lag", "right", kind="number"),
+            Column("Consume/s", "right", kind="number", optional=True, priority=1),
+            Column("Produce/s", "right", kind="number", optional=True, priority=1),
+            Column("Worst Queue"),
+            Column("Why", kind="text", optional=True),
+        ],
         rows=rows,
         footer_lines=[footer],
     )

@@ -1,4 +1,5 @@
-"""consumerProgress output: mqadmin's plain layout, a rich table, JSON and CSV."""
+"""consumerProgress -g output: mqadmin's plain layout, a rich table, JSON and CSV (the all-groups
+overview is render/overview.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,9 @@ from typing import TYPE_CHECKING, TextIO
 from mqctl.render.plain import front, java_2f, ljust, local_datetime, local_datetime_ms
 
 if TYPE_CHECKING:
-    from mqctl.model import GroupProgress, GroupSummary, ProgressRow
+    from mqctl.model import GroupProgress, ProgressRow
 
 SCHEMA = "mqctl/consumerProgress/v1"
-SCHEMA_GROUPS = "mqctl/consumerProgress.groups/v1"
 
 # What the colours of the tables mean (printed under each table that uses them).
 LAG_WARN_MS = 3_600_000
@@ -28,7 +28,7 @@ def _last_time(ts: int | None) -> str:
 UNKNOWN = "unknown"  # a store time that could not be read (a damaged store), in mqctl's columns
 
 
-def _lag_style(lag: int, lag_ms: int | None) -> str | None:
+def lag_style(lag: int, lag_ms: int | None) -> str | None:
     if lag == 0:
         return None
     return "yellow" if lag_ms is not None and lag_ms < LAG_WARN_MS else "red"
@@ -193,12 +193,12 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         Column("Topic"),
         Column("Broker"),
         Column("QID", "right", kind="number"),
-        Column("Min", "right", kind="number", optional=True),
+        Column("Min", "right", kind="number", optional=True, priority=1),
         Column("Broker Offset", "right", kind="number"),
         Column("Consumer Offset", "right", kind="number"),
         Column("Diff", "right", kind="number"),
         *([Column("Matched", "right", kind="number")] if with_tags else []),
-        *([Column("Client IP", optional=True)] if show_client_ip else []),
+        *([Column("Client IP", optional=True, priority=2)] if show_client_ip else []),
         Column("Last Consumed", kind="text", optional=True),
         Column("Lag Time", "right", kind="number"),
     ]
@@ -223,7 +223,7 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
                 else "-",
             ]
         )
-        styles.append(_lag_style(r.lag, r.lag_ms))
+        styles.append(lag_style(r.lag, r.lag_ms))
     footer = [
         f"\nGroup {p.group}: diff total {p.diff_total}"
         + (f", matched total {p.matched_total} ({_expr(p)})" if with_tags else "")
@@ -233,8 +233,6 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         footer.append(f"{len(p.time_unknown)} queue(s) with a store time that cannot be read: {UNKNOWN}")
     if p.tag_collisions:
         footer.append(f"{p.tag_collisions} tag-hash matches had a different real tag (hash collisions)")
-    if any(styles):
-        footer.append(LEGEND)
     if p.consume_tps is None:
         footer.append(
             "[dim]Consume TPS and inflight need a live broker; a store shows committed offsets.[/dim]"
@@ -242,7 +240,14 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
     else:
         footer.append(f"consume TPS {p.consume_tps:.2f}, inflight total {p.inflight_total}")
     write_table(
-        TableSpec(cols, rows, title=f"consumerProgress {p.group}", footer_lines=footer, row_styles=styles),
+        TableSpec(
+            cols,
+            rows,
+            title=f"consumerProgress {p.group}",
+            footer_lines=footer,
+            row_styles=styles,
+            legend=LEGEND if any(styles) else None,
+        ),
         out,
     )
 
@@ -254,146 +259,3 @@ def _table_time(ts: int | None) -> str:
 def _expr(p: GroupProgress) -> str:
     assert p.tags is not None
     return "*" if p.tags.match_all else " || ".join(sorted(p.tags.tags))
-
-
-# --- all-groups overview ------------------------------------------------------------------
-
-
-def _mqadmin_type(g: GroupSummary) -> tuple[str, str]:
-    """mqadmin's #Type and #Model: PULL for CONSUME_ACTIVELY, else PUSH; the model only for push."""
-    if not g.clients:
-        return "", ""
-    kind = "PULL" if g.consume_type == "CONSUME_ACTIVELY" else "PUSH"
-    model = (g.message_model or "") if g.consume_type == "CONSUME_PASSIVELY" else ""
-    return kind, model
-
-
-def groups_plain(groups: list[GroupSummary], out: TextIO, headers: bool = True) -> None:
-    """mqadmin's all-groups layout (spec/mqadmin.md 3.4); a store knows no clients: OFFLINE."""
-    from mqctl.model import version_name
-
-    if headers:
-        out.write(
-            f"{ljust('#Group', 64)}  {ljust('#Count', 6)}  {ljust('#Version', 24)} {ljust('#Type', 5)}  "
-            f"{ljust('#Model', 14)}  {ljust('#TPS', 7)}  #Diff Total\n"
-        )
-    for g in groups:
-        count = g.clients or 0
-        version = version_name(g.version) if count and g.version is not None else "OFFLINE"
-        kind, model = _mqadmin_type(g)
-        tps = int(g.tps or 0.0)  # Java's (int) cast truncates toward zero
-        out.write(
-            f"{ljust(front(g.group, 64), 64)}  {ljust(count, 6)}  {ljust(version, 24)} {ljust(kind, 5)}  "
-            f"{ljust(model, 14)}  {ljust(tps, 7)}  {g.raw_diff_total}\n"
-        )
-
-
-# The overview's fields, the same in JSON rows and CSV columns.
-GROUP_FIELDS = (
-    "group",
-    "count",
-    "version",
-    "type",
-    "model",
-    "tps",
-    "diffTotal",
-    "maxLagMs",
-    "queues",
-    "queuesAboveMax",
-    "foundIn",
-    "topics",
-    "brokers",
-)
-
-
-def _group_values(g: GroupSummary) -> dict:
-    return {
-        "group": g.group,
-        "count": g.clients,
-        "version": g.version,
-        "type": g.consume_type,
-        "model": g.message_model,
-        "tps": g.tps,
-        "diffTotal": g.diff_total,
-        "maxLagMs": None if g.time_unknown else g.max_lag_ms,
-        "queues": g.queues,
-        "queuesAboveMax": g.queues_above_max,
-        "foundIn": list(g.found_in),
-        "topics": g.topics,
-        "brokers": g.brokers,
-    }
-
-
-def groups_json(groups: list[GroupSummary], backend: str = "store") -> dict:
-    return {
-        "schema": SCHEMA_GROUPS,
-        "backend": backend,
-        "note": "count, version, type, model and tps need a live cluster; a store cannot know them (null)",
-        "rows": [_group_values(g) for g in groups],
-        "totals": {"groups": len(groups), "diffTotal": sum(g.diff_total for g in groups)},
-    }
-
-
-GROUP_CSV_COLUMNS = list(GROUP_FIELDS)
-
-
-def groups_csv_rows(groups: list[GroupSummary]) -> list[list]:
-    out = []
-    for g in groups:
-        values = _group_values(g)
-        out.append([" ".join(v) if isinstance(v, list) else v for v in (values[k] for k in GROUP_FIELDS)])
-    return out
-
-
-def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> None:
-    from mqctl.model import FOUND_RETRY_TOPIC, version_name
-    from mqctl.render.plain import format_duration_ms
-    from mqctl.render.table import Column, TableSpec, write_table
-
-    live = any(g.clients is not None for g in groups)
-    cols = [
-        Column("Group"),
-        *(
-            [Column("Clients", "right", kind="number"), Column("Version", kind="text", optional=True)]
-            if live
-            else []
-        ),
-        Column("Diff Total", "right", kind="number"),
-        Column("Max Lag Time", "right", kind="number"),
-        *([Column("TPS", "right", kind="number", optional=True)] if live else []),
-        Column("Topics", kind="text", optional=True),
-        Column("Brokers", kind="text", optional=True),
-    ]
-    rows, styles = [], []
-    for g in groups:
-        name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
-        version = version_name(g.version) if g.version is not None else "-"
-        rows.append(
-            [
-                name,
-                *([g.clients, version] if live else []),
-                g.diff_total,
-                UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
-                *([f"{g.tps or 0.0:.2f}"] if live else []),
-                ", ".join(g.topics),
-                ", ".join(g.brokers),
-            ]
-        )
-        styles.append(_lag_style(g.diff_total, g.max_lag_ms))
-    total = sum(g.diff_total for g in groups)
-    order = {"lag": "largest lag first", "name": "by name", "mqadmin": "in mqadmin's order"}[sort]
-    footer = [f"\n{len(groups)} group(s), diff total {total} ({order}; --sort lag|name|mqadmin)"]
-    if any(FOUND_RETRY_TOPIC not in g.found_in for g in groups):
-        footer.append(
-            "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin does not list it"
-        )
-    if any(styles):
-        footer.append(LEGEND)
-    if not live:
-        footer.append(
-            "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
-        )
-    write_table(
-        TableSpec(cols, rows, title="consumer groups", footer_lines=footer, row_styles=styles),
-        out,
-    )

@@ -125,12 +125,12 @@ def table(plan: ResetPlan, out: TextIO, status: str) -> None:
     out.write(status + "\n")
     cols = [
         Column("Broker"),
-        Column("QID", "right"),
-        Column("Current", "right"),
-        Column("Target", "right"),
-        Column("Delta", "right"),
-        Column("Store Time at Target"),
-        Column("Warning"),
+        Column("QID", "right", kind="number"),
+        Column("Current", "right", kind="number"),
+        Column("Target", "right", kind="number"),
+        Column("Delta", "right", kind="number"),
+        Column("Store Time at Target", kind="text", optional=True),
+        Column("Warning", kind="text"),
     ]
     multi_topic = len({r.topic for r in plan.rows}) > 1
     if multi_topic:

@@ -88,18 +88,19 @@ def table_spec(view: WatchView, stuck: Stuck | None = None, *, live: bool = Fals
     from mqctl.render.table import Column, TableSpec
 
     pulls = any(w.point.pull_offset is not None for w in view.queues)
+    # Narrow terminals drop the offsets before the rates: watching is about how the lag moves.
     cols = [
         Column("Topic"),
         Column("Broker"),
         Column("QID", "right", kind="number"),
-        Column("Broker Offset", "right", kind="number"),
-        Column("Consumer Offset", "right", kind="number"),
+        Column("Broker Offset", "right", kind="number", optional=True, priority=2),
+        Column("Consumer Offset", "right", kind="number", optional=True, priority=3),
         Column("Diff", "right", kind="number"),
-        *([Column("Inflight", "right", kind="number", optional=True)] if pulls else []),
-        Column("Consume/s", "right", kind="number"),
-        Column("Produce/s", "right", kind="number"),
+        *([Column("Inflight", "right", kind="number", optional=True, priority=1)] if pulls else []),
+        Column("Consume/s", "right", kind="number", optional=True, priority=4),
+        Column("Produce/s", "right", kind="number", optional=True, priority=4),
         Column("Drain", "right", kind="number"),
-        Column("Status", kind="number"),
+        Column("Status"),
         Column("Why", kind="text", optional=True),
     ]
     rows, styles = [], []
@@ -163,25 +164,13 @@ def write_view(view: WatchView, out: TextIO, stuck: Stuck | None = None) -> None
 
 
 def live_renderable(view: WatchView, width: int, stuck: Stuck | None = None) -> Any:
-    """The table as a rich renderable for rich's Live, fitted to ``width`` columns like
-    render.table fits a printed table (optional columns drop first)."""
+    """The table as a rich renderable for rich's Live, fitted to ``width`` columns by the rule
+    every table follows (render.table: nothing is cut, dropped columns are named)."""
     from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
 
-    from mqctl.render.table import fit_columns
+    from mqctl.render.table import renderables
 
-    spec = table_spec(view, stuck, live=True)
-    cells = [["" if v is None else str(v) for v in row] for row in spec.rows]
-    widths = [max([len(c.header)] + [len(r[i]) for r in cells]) for i, c in enumerate(spec.columns)]
-    keep = fit_columns(spec.columns, widths, width)
-    table = Table(title=spec.title, title_justify="left", header_style="bold", box=None, pad_edge=False)
-    for i in keep:
-        col = spec.columns[i]
-        table.add_column(col.header, justify=col.justify, no_wrap=col.kind != "text", overflow="fold")  # type: ignore[arg-type]
-    for n, row in enumerate(cells):
-        table.add_row(*[row[i] for i in keep], style=(spec.row_styles or [None] * len(cells))[n])
-    return Group(table, *(Text.from_markup(line) for line in spec.footer_lines))
+    return Group(*renderables(table_spec(view, stuck, live=True), width, colour=True, soft=False))
 
 
 def why_text(stuck: StuckMessage, out: TextIO) -> None:

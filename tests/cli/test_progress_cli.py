@@ -268,7 +268,9 @@ def test_all_groups_overview(cluster: Cluster) -> None:
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     by_group = {x["group"]: x for x in doc["rows"]}
-    assert set(by_group) == {"G", "H"}
+    # Idle: only a subscription group, listed as a live cluster's overview lists it
+    assert set(by_group) == {"G", "H", "Idle"}
+    assert by_group["Idle"]["foundIn"] == ["subscriptionGroup"] and by_group["Idle"]["queues"] == 0
     assert by_group["G"]["diffTotal"] == sum(e["diff"] for e in truth_rows(cluster, "G"))
     assert by_group["G"]["count"] is None  # online-only: a store cannot know
     plain = run("consumerProgress", *cluster.args(), "-o", "plain").stdout.split("\n")

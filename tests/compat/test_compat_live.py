@@ -1,5 +1,6 @@
 """Scenario 8: mqctl -n against the running cluster, next to the real mqadmin of its version:
-consumerProgress rows and plain text (Inflight and TPS masked: they move), the overview, two
+consumerProgress rows and plain text (Inflight and TPS masked: they move), the overview (plain
+byte for byte but #TPS, and the store's overview listing the same groups), two
 online consumers (consumerConnection, -s true client IPs, allocateMQ -g), allocateMQ -n byte for
 byte, exact filtered lag live against what a real filtering consumer receives, and a live reset:
 dry-run targets equal to what mqadmin sets, --execute read back by mqadmin, a consumer resuming
@@ -84,25 +85,57 @@ def test_live_progress_equals_mqadmin(cluster: RocketMQ, progress_data, progress
     assert ok, "live consumerProgress differs from mqadmin, see the fidelity section"
 
 
-def _overview_rows(text: str) -> dict[str, list[str]]:
-    """Group -> its overview cells (#Count #Version #Type #Model #TPS #Diff Total) by whitespace."""
-    rows = {}
-    for line in text.splitlines()[1:]:
-        cells = line.split()
-        if cells:
-            rows[cells[0]] = cells[1:]
-    return rows
+# The overview's groups beyond mqadmin's list, made by this test: a subscription group only
+# (created, never consumed: mqadmin's "G_none  0  OFFLINE ... 0" case) and committed offsets only
+# (GroupProgress's offsets cloned, as a pull-only reader leaves them: no %RETRY% topic).
+OVERVIEW_NONE = "GroupOverviewNone"
+OVERVIEW_OFFSETS = "GroupOverviewOffsets"
 
 
-def test_live_overview_lists_what_mqadmin_lists(cluster: RocketMQ, progress_data, fidelity) -> None:
-    theirs = _overview_rows(cluster.mqadmin_ok("consumerProgress"))
-    ours = _overview_rows(live_ok(cluster, "consumerProgress", "-o", "plain"))
-    ok = fidelity.check("live overview: mqadmin's groups all listed", sorted(set(theirs) - set(ours)), [])
-    for group in sorted(set(theirs) & set(ours)):
-        t, o = theirs[group], ours[group]
-        # TPS moves; everything else (count, version, type, model, diff total) must agree
-        ok &= fidelity.check(f"live overview {group}", o[:-2] + o[-1:], t[:-2] + t[-1:])
-    assert ok, "live overview differs from mqadmin, see the fidelity section"
+def _mask_tps(text: str) -> list[str]:
+    """mqadmin's overview lines with the #TPS column masked (a per-minute rate: it moves)."""
+    lines = text.split("\n")
+    start = lines[0].find("#TPS")
+    assert start > 0, text
+    return [line if i == 0 or len(line) < start + 7 else line[:start] + "<tps>  " + line[start + 7 :]
+            for i, line in enumerate(lines)]  # fmt: skip
+
+
+def _found_in(doc: dict) -> dict[str, list[str]]:
+    return {r["group"]: r["foundIn"] for r in doc["rows"]}
+
+
+def test_live_overview_plain_is_mqadmins_and_agrees_with_the_store(
+    cluster: RocketMQ, progress_data, fidelity
+) -> None:
+    """-o plain is mqadmin's bytes (only #TPS masked): the same groups in the same order, none
+    added; the groups mqadmin cannot see are in JSON, marked by foundIn; and the store overview of
+    the same brokers lists the same groups, found in the same places."""
+    cluster.admin(
+        f"group:{OVERVIEW_NONE}:broker-a+broker-b",
+        f"clone:{progress_data.group}:{OVERVIEW_OFFSETS}:{progress_data.topic}",
+    )
+    theirs = cluster.mqadmin_ok("consumerProgress")
+    ours = live_ok(cluster, "consumerProgress", "-o", "plain")
+    mine, real = _mask_tps(ours), _mask_tps(theirs)
+    ok = fidelity.check("live overview -o plain: line count", len(mine), len(real))
+    for i, (o, t) in enumerate(zip(mine, real)):
+        ok &= fidelity.check(f"live overview -o plain line {i + 1}", o, t)
+    live = _found_in(json.loads(live_ok(cluster, "consumerProgress", "-o", "json")))
+    ok &= fidelity.check(
+        f"live overview {OVERVIEW_NONE} foundIn", live.get(OVERVIEW_NONE), ["subscriptionGroup"]
+    )
+    ok &= fidelity.check(f"live overview {OVERVIEW_OFFSETS} foundIn", live.get(OVERVIEW_OFFSETS), ["offsets"])
+    for group in (OVERVIEW_NONE, OVERVIEW_OFFSETS):
+        ok &= fidelity.check(f"mqadmin's overview does not list {group}", group in theirs, False)
+    cluster.wait_offsets_flushed()  # the store reads consumerOffset.json as last flushed
+    proc = cluster.mqctl("consumerProgress", "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    store = _found_in(json.loads(proc.stdout))
+    ok &= fidelity.check("store and live overviews: the same groups", sorted(store), sorted(live))
+    for group in sorted(set(store) & set(live)):
+        ok &= fidelity.check(f"store and live overviews: {group} foundIn", store[group], live[group])
+    assert ok, "the live overview differs from mqadmin or from the store's, see the fidelity section"
 
 
 def test_live_allocate_equals_mqadmin(cluster: RocketMQ, fidelity) -> None:
@@ -164,7 +197,9 @@ def test_live_two_consumers(cluster: RocketMQ, fidelity, tmp_path) -> None:
         # queue unowned.
         deadline = time.monotonic() + 80
         while True:
-            doc = json.loads(live_ok(cluster, "consumerProgress", "-g", LIVE_GROUP, "-t", LIVE_TOPIC, "-o", "json"))
+            doc = json.loads(
+                live_ok(cluster, "consumerProgress", "-g", LIVE_GROUP, "-t", LIVE_TOPIC, "-o", "json")
+            )
             done = sorted(r["consumerOffset"] for r in doc["rows"]) == [2] * 8
             alloc = json.loads(live_ok(cluster, "allocateMQ", "-g", LIVE_GROUP, "-o", "json"))
             if done and all(r["status"] == "ok" for r in alloc["rows"]) or time.monotonic() > deadline:
@@ -214,7 +249,9 @@ def test_live_two_consumers(cluster: RocketMQ, fidelity, tmp_path) -> None:
     # the 16 TagA messages, each at least once (a queue that moves between the two consumers
     # before its offset was committed is delivered again: RocketMQ is at-least-once)
     got = {(m.broker, m.queue_id, m.offset) for r in results for m in r}
-    assert len(results) == 2 and got == {(b, q, o) for b in ("broker-a", "broker-b") for q in range(4) for o in (0, 1)}
+    assert len(results) == 2 and got == {
+        (b, q, o) for b in ("broker-a", "broker-b") for q in range(4) for o in (0, 1)
+    }
 
 
 def test_live_filtered_lag_equals_a_tag_consumer(cluster: RocketMQ, progress_data, fidelity) -> None:
@@ -310,7 +347,9 @@ def test_live_reset_dry_run_execute_undo_consume(
     assert ok, "live reset differs, see the fidelity section"
 
 
-def test_live_reset_online_group(cluster: RocketMQ, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_reset_online_group(
+    cluster: RocketMQ, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A consumer online: on 5.x --execute -n resets through the broker and the consumer receives
     again from the targets (offsets 5..9 of every queue, worked out from how the messages were
     sent); a 4.x broker cannot reset one queue to an offset for online clients, so mqctl refuses
