@@ -209,7 +209,7 @@ class StoreBackend:
         self._report_damage()
         return ConsumeStats(group, tuple(queues))
 
-    def consumer_connection(self, group: str) -> ConsumerConnection:
+    def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
         raise NotAvailableError(
             f"a broker store holds no connection data for group {group!r}: connections exist only in a "
             "running broker's memory",
@@ -218,6 +218,12 @@ class StoreBackend:
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         raise NotAvailableError(f"a broker store knows no clients (client {client_id!r})", _LIVE_ONLY_HINT)
+
+    def recent_subscriptions(self, group: str, topics: Sequence[str]) -> Mapping[str, str]:
+        raise NotAvailableError("a broker store holds no recent subscriptions (a running broker's memory)")
+
+    def broker_settings(self, broker: str) -> Mapping[str, str]:
+        raise NotAvailableError(f"a broker store does not hold {broker}'s running configuration")
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

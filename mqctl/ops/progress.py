@@ -142,8 +142,11 @@ def group_progress(
 ) -> GroupProgress:
     """``detail`` False asks only for mqadmin's columns (no min offset, no lag time).
     ``time_cache``: store times already known by position (see ``_store_times``)."""
+    from mqctl.ops import pop
+
     now = _now(now_ms)
     stats = backend.consume_stats(group, topic, detail=detail)
+    pop_view = pop.view(backend, group, stats, topic)
     ips = client_ips(backend, group) if show_client_ip else None
     rows, collisions = rows_from_stats(
         backend,
@@ -173,6 +176,7 @@ def group_progress(
         consume_tps=stats.consume_tps if backend.kind.knows_runtime else None,
         failures=stats.failures,
         rocketmq_version=backend.rocketmq_version(),
+        pop=pop_view,
     )
 
 

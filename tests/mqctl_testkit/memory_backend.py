@@ -84,6 +84,11 @@ class MemoryBackend:
         self.warnings: list[BackendWarning] = []
         self.fail_commit_after: int | None = None  # commit this many brokers, then fail
         self.writes: list[dict[MessageQueue, int]] = []
+        # POP (RocketMQ 5 through a proxy): (group, topic) -> expression a broker's compensation
+        # table holds; broker -> its settings; (proxy address, group) -> what the proxy lists.
+        self.compensated: dict[tuple[str, str], str] = {}
+        self.settings: dict[str, dict[str, str]] = {}
+        self.proxy_connections: dict[tuple[str, str], ConsumerConnection] = {}
 
     def __enter__(self) -> MemoryBackend:
         return self
@@ -177,13 +182,25 @@ class MemoryBackend:
         pull = self.pull_offsets.get((group, mq.broker_name, mq.topic, mq.queue_id))
         return QueueStat(mq, q.max, consumer, last, pull, q.min if detail else None, raw >= 0)
 
-    def consumer_connection(self, group: str) -> ConsumerConnection:
+    def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
         self.calls["consumer_connection"] += 1
+        if at is not None:
+            if (at, group) not in self.proxy_connections:
+                raise NotFoundError(f"consumer group {group!r} has no consumer online at {at}")
+            return self.proxy_connections[(at, group)]
         if not self.connections:
             raise NotAvailableError("no connections in this backend")
         if group not in self.connections:
             raise NotFoundError(f"the consumer group[{group}] not online")
         return self.connections[group]
+
+    def recent_subscriptions(self, group: str, topics: Sequence[str]) -> Mapping[str, str]:
+        self.calls["recent_subscriptions"] += 1
+        return {t: e for (g, t), e in self.compensated.items() if g == group and t in topics}
+
+    def broker_settings(self, broker: str) -> Mapping[str, str]:
+        self.calls["broker_settings"] += 1
+        return dict(self.settings.get(broker, {}))
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1

@@ -1,0 +1,106 @@
+"""POP consumer groups (RocketMQ 5: gRPC clients through a rocketmq-proxy): recognising them and
+saying what each command's numbers mean for them.
+
+The brokers never register a gRPC client (the proxy keeps its clients to itself,
+``proxy/service/ClusterServiceManager``) and never create ``%RETRY%group`` for it
+(``ClientManageProcessor.heartBeat`` does, on a remoting heartbeat). What a POP group leaves on
+the brokers: its committed offsets (moved at pop time, ``PopBufferMergeService.commitOffset``), its
+POP retry topics once a message was revived (``PopReviveService.reviveRetry``), and for 10 minutes
+after its last pop a subscription in the brokers' compensation table
+(``ConsumerManager.compensateSubscribeData``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mqctl.errors import MqctlError, NotAvailableError, NotFoundError
+from mqctl.model import RETRY_PREFIX
+from mqctl.model.pop import PopGroup, PopRetryTopic, PopView, parse_pop_retry
+
+if TYPE_CHECKING:
+    from mqctl.backends.base import Backend
+    from mqctl.model import ConsumeStats
+
+
+def _has_route(backend: Backend, topic: str) -> bool:
+    try:
+        backend.topic_route(topic)
+    except NotFoundError:
+        return False
+    return True
+
+
+def _retry_topics(backend: Backend, group: str, brokers: list[str], topics: set[str]) -> list[PopRetryTopic]:
+    """The group's POP retry topics in the brokers' topic configs (those of ``topics`` when known)."""
+    found: dict[str, PopRetryTopic] = {}
+    for b in brokers:
+        try:
+            names = list(backend.topic_configs(b))
+        except MqctlError:
+            continue  # a broker that does not answer: the other brokers' topics still count
+        for name in names:
+            rt = parse_pop_retry(name, group, topics or None)
+            if rt is not None:
+                found.setdefault(name, rt)
+    return sorted(found.values(), key=lambda r: r.name)
+
+
+def detect(backend: Backend, group: str, stats: ConsumeStats | None = None) -> PopGroup | None:
+    """The group as a POP group, or None. A group whose ``%RETRY%group`` exists and that has no POP
+    retry topic among its offsets is a remoting client's group: nothing more is asked for it."""
+    rows = {q.queue.topic for q in stats.queues} if stats is not None else set()
+    plain = {t for t in rows if not t.startswith(RETRY_PREFIX)}
+    in_rows = [parse_pop_retry(t, group, plain or None) for t in rows]
+    if any(in_rows):
+        classic = _has_route(backend, RETRY_PREFIX + group)
+    else:
+        # A remoting client's group (its offsets on %RETRY%group, else that topic's route: asked
+        # already to find the group's brokers) costs no further question.
+        classic = RETRY_PREFIX + group in rows or _has_route(backend, RETRY_PREFIX + group)
+        if classic:
+            return None
+    brokers = sorted({q.queue.broker_name for q in stats.queues}) if stats and stats.queues else []
+    retry = _retry_topics(backend, group, brokers or list(backend.broker_names()), plain)
+    topics = sorted(plain | {r.topic for r in retry})
+    try:
+        recent: dict[str, str] | None = dict(backend.recent_subscriptions(group, topics)) if topics else {}
+    except NotAvailableError:
+        recent = None
+    if not retry and not recent:
+        return None
+    return PopGroup(
+        group,
+        tuple(retry),
+        tuple(sorted(recent)) if recent is not None else None,
+        classic,
+        tuple(sorted((recent or {}).items())),
+    )
+
+
+def view(backend: Backend, group: str, stats: ConsumeStats, topic: str | None = None) -> PopView | None:
+    """consumerProgress's POP facts for the group (None for any other group): the messages never
+    popped, each POP retry topic's backlog (asked for when the stats lack its rows: a retry topic
+    the group never popped from yet has no committed offset), and in flight (unknown)."""
+    info = detect(backend, group, stats)
+    if info is None:
+        return None
+    retry = {r.name for r in info.retry_topics if topic is None or r.topic == topic}
+    waiting = sum(
+        max(q.broker_offset - q.consumer_offset, 0)
+        for q in stats.queues
+        if q.queue.topic not in info.retry_names
+    )
+    backlog: dict[str, int] = {}
+    for q in stats.queues:
+        if q.queue.topic in retry:
+            backlog[q.queue.topic] = backlog.get(q.queue.topic, 0) + max(
+                q.broker_offset - q.consumer_offset, 0
+            )
+    for name in sorted(retry - set(backlog)):
+        try:
+            more = backend.consume_stats(group, name, detail=False)
+        except MqctlError:
+            continue
+        backlog[name] = sum(max(q.broker_offset - q.consumer_offset, 0) for q in more.queues)
+    return PopView(info, waiting, tuple(sorted(backlog.items())))

@@ -1,0 +1,105 @@
+"""POP groups (RocketMQ 5 consumers through a proxy) against the in-memory backend: recognised by
+their POP retry topic or the brokers' remembered subscription, never by a classic retry topic; what
+consumerProgress says of them. Expected values are worked out by hand from the clusters below."""
+
+from __future__ import annotations
+
+import io
+
+from mqctl_testkit.memory_backend import MemoryBackend, Queue
+
+from mqctl.model import TopicConfig
+from mqctl.model.pop import parse_pop_retry, pop_owner, pop_retry_name
+from mqctl.ops import pop, progress
+from mqctl.render import progress as render
+
+NOW = 100_000
+T = "TopicPop"
+G = "GroupPop"
+RV1 = "%RETRY%GroupPop_TopicPop"
+A, B = "broker-a", "broker-b"
+
+
+def pop_cluster(*, retry: bool = True, **kw) -> MemoryBackend:  # type: ignore[no-untyped-def]
+    """TopicPop: 5 messages in each of a0, a1, b0; GroupPop popped a0 to 5, a1 to 3, b0 to 5.
+    broker-a holds RV1 (retry v1) with 4 revived messages, popped again up to 3."""
+    topics = {A: {T: TopicConfig(T, 2, 2)}, B: {T: TopicConfig(T, 1, 1)}}
+    queues = {
+        (A, T, 0): Queue([(10 + i, "TagA") for i in range(5)]),
+        (A, T, 1): Queue([(20 + i, "TagB") for i in range(5)]),
+        (B, T, 0): Queue([(30 + i, "TagA") for i in range(5)]),
+    }
+    committed = {G: {(A, T, 0): 5, (A, T, 1): 3, (B, T, 0): 5}}
+    if retry:
+        topics[A][RV1] = TopicConfig(RV1, 1, 1)
+        queues[(A, RV1, 0)] = Queue([(50 + i, "TagA") for i in range(4)])
+        committed[G][(A, RV1, 0)] = 3
+    return MemoryBackend(topics, queues, committed, groups={A: [G], B: [G]}, **kw)
+
+
+def test_retry_topic_names_both_versions() -> None:
+    assert pop_retry_name(G, T) == RV1
+    assert pop_retry_name(G, T, 2) == "%RETRY%GroupPop+TopicPop"
+    assert parse_pop_retry("%RETRY%GroupPop+TopicPop", G).topic == T  # type: ignore[union-attr]
+    assert parse_pop_retry(RV1, G).version == 1  # type: ignore[union-attr]
+    assert parse_pop_retry("%RETRY%GroupPop", G) is None  # the classic one
+    assert parse_pop_retry(RV1, G, {"Other"}) is None  # v1 is ambiguous: the topic must exist
+    # mqadmin lists "GroupPop_TopicPop" as a group; its owner is GroupPop on TopicPop
+    owner = pop_owner(RV1, {G, "x"}, {T, "Pop"})
+    assert owner is not None and (owner.group, owner.topic) == (G, T)
+    assert pop_owner("%RETRY%Other_TopicPop", {G}, {T}) is None
+
+
+def test_pop_group_found_by_its_retry_topic_and_numbers_split() -> None:
+    b = pop_cluster()
+    p = progress.group_progress(b, G, now_ms=NOW)
+    assert p.pop is not None and p.pop.info.certain
+    assert [r.name for r in p.pop.info.retry_topics] == [RV1]
+    # waiting: a1 has 5 - 3 = 2 never popped; the retry topic 4 - 3 = 1 revived, not popped again
+    assert p.pop.waiting == 2
+    assert p.pop.retry_backlog == ((RV1, 1),)
+    assert p.pop.inflight is None and p.inflight_unknown
+    assert p.pop.not_done is None  # unknown while in flight is
+
+
+def test_pop_output_never_shows_inflight_as_zero() -> None:
+    p = progress.group_progress(pop_cluster(), G, now_ms=NOW)
+    out = io.StringIO()
+    render.plain(p, out)
+    lines = out.getvalue().splitlines()
+    row = next(line for line in lines if line.startswith(T))
+    assert row.split()[6] == "N/A"  # #Inflight: popped-not-acked cannot be read over the wire
+    assert "Consume Inflight Total: N/A" in lines
+    doc = render.json_doc(p, "live")
+    assert doc["totals"]["inflight"] is None and all(r["inflight"] is None for r in doc["rows"])
+    assert doc["pop"]["waiting"] == 2 and doc["pop"]["retryBacklog"] == {RV1: 1}
+    table = io.StringIO()
+    render.table(p, table)
+    assert "in flight (popped, not acknowledged yet): unknown" in table.getvalue()
+
+
+def test_retry_topic_without_offsets_is_asked_for_its_backlog() -> None:
+    """A message revived and never popped again: the group has no offset on its retry topic, so
+    GET_CONSUME_STATS of the group lacks it; its 4 messages all wait."""
+    b = pop_cluster()
+    del b.committed[G][(A, RV1, 0)]
+    p = progress.group_progress(b, G, now_ms=NOW)
+    assert p.pop is not None and p.pop.retry_backlog == ((RV1, 4),)
+
+
+def test_pop_group_before_any_revive_found_by_the_brokers_subscription() -> None:
+    b = pop_cluster(retry=False)
+    assert pop.detect(b, G, b.consume_stats(G)) is None  # nothing says POP yet
+    b.compensated[(G, T)] = "TagA"
+    info = pop.detect(b, G, b.consume_stats(G))
+    assert info is not None and not info.certain and info.recent == (T,)
+    assert info.expressions == ((T, "TagA"),)
+
+
+def test_classic_group_asks_nothing_more() -> None:
+    b = pop_cluster(retry=False)
+    b.topics[A]["%RETRY%" + G] = TopicConfig("%RETRY%" + G, 1, 1)
+    b.compensated[(G, T)] = "*"
+    p = progress.group_progress(b, G, now_ms=NOW)
+    assert p.pop is None and not p.inflight_unknown
+    assert b.calls["topic_configs"] == 0 and b.calls["recent_subscriptions"] == 0
