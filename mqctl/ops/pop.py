@@ -104,3 +104,33 @@ def view(backend: Backend, group: str, stats: ConsumeStats, topic: str | None = 
             continue
         backlog[name] = sum(max(q.broker_offset - q.consumer_offset, 0) for q in more.queues)
     return PopView(info, waiting, tuple(sorted(backlog.items())))
+
+
+PROXY_HINT = (
+    "ask the proxy the clients connect to: consumerConnection -g {group} -b PROXY_HOST:PORT "
+    "(the proxy's remotingListenPort, 8080 by default)"
+)
+
+
+def behind_proxy(backend: Backend, group: str) -> PopGroup | None:
+    """For a group no broker lists a client of: the group as a POP group, if it is one."""
+    try:
+        stats = backend.consume_stats(group, detail=False)
+    except MqctlError:
+        stats = None
+    try:
+        return detect(backend, group, stats)
+    except MqctlError:
+        return None
+
+
+def not_online(backend: Backend, group: str, exc: NotFoundError) -> NotFoundError:
+    """The error for "no consumer online", saying where a POP group's clients are."""
+    info = behind_proxy(backend, group)
+    if info is None:
+        return exc
+    return NotFoundError(
+        f"consumer group {group!r} has no consumer registered with the brokers, and it consumes in POP "
+        f"mode ({info.evidence()}): gRPC clients connect to a rocketmq-proxy, which keeps them to itself",
+        PROXY_HINT.format(group=group),
+    )

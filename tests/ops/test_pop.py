@@ -103,3 +103,26 @@ def test_classic_group_asks_nothing_more() -> None:
     p = progress.group_progress(b, G, now_ms=NOW)
     assert p.pop is None and not p.inflight_unknown
     assert b.calls["topic_configs"] == 0 and b.calls["recent_subscriptions"] == 0
+
+
+def _someone_else_online() -> dict:
+    from mqctl.model import Connection, ConsumerConnection
+
+    return {"Other": ConsumerConnection("Other", (Connection("c@1", "10.0.0.1:1", "JAVA", 479),), ())}
+
+
+def test_connection_of_a_pop_group_says_its_clients_are_behind_a_proxy() -> None:
+    import pytest
+
+    from mqctl.errors import NotFoundError
+    from mqctl.ops.connection import consumer_connection
+
+    b = pop_cluster(connections=_someone_else_online())
+    with pytest.raises(NotFoundError) as exc:
+        consumer_connection(b, G)
+    assert "consumes in POP mode (POP retry topic %RETRY%GroupPop_TopicPop)" in exc.value.message
+    assert exc.value.hint is not None and f"consumerConnection -g {G} -b PROXY_HOST:PORT" in exc.value.hint
+    # a group that is no POP group keeps the broker's answer
+    plain = pop_cluster(retry=False, connections=_someone_else_online())
+    with pytest.raises(NotFoundError, match="not online"):
+        consumer_connection(plain, G)
