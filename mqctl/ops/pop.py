@@ -134,3 +134,18 @@ def not_online(backend: Backend, group: str, exc: NotFoundError) -> NotFoundErro
         f"mode ({info.evidence()}): gRPC clients connect to a rocketmq-proxy, which keeps them to itself",
         PROXY_HINT.format(group=group),
     )
+
+
+def no_allocation(backend: Backend, group: str, exc: NotFoundError) -> MqctlError:
+    """allocateMQ -g of a group with no client on the brokers: a POP group has no client-side
+    allocation at all (the broker picks a queue per pop request, PopMessageProcessor.processRequest
+    from a random start), so there is no assignment to compare."""
+    info = behind_proxy(backend, group)
+    if info is None:
+        return exc
+    return NotAvailableError(
+        f"consumer group {group!r} consumes in POP mode ({info.evidence()}): POP has no client-side "
+        "allocation, the broker hands out messages of any of its queues on each pop request, so there is "
+        "no assignment to compare",
+        "consumerProgress -g shows what it popped; allocateMQ -t TOPIC -i IDS still simulates a push group",
+    )

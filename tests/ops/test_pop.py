@@ -126,3 +126,15 @@ def test_connection_of_a_pop_group_says_its_clients_are_behind_a_proxy() -> None
     plain = pop_cluster(retry=False, connections=_someone_else_online())
     with pytest.raises(NotFoundError, match="not online"):
         consumer_connection(plain, G)
+
+
+def test_allocate_of_a_pop_group_says_there_is_no_allocation() -> None:
+    import pytest
+
+    from mqctl.errors import NotAvailableError, NotFoundError
+    from mqctl.ops.rebalance import rebalance_check
+
+    with pytest.raises(NotAvailableError, match="POP has no client-side allocation"):
+        rebalance_check(pop_cluster(connections=_someone_else_online()), G)
+    with pytest.raises(NotFoundError):
+        rebalance_check(pop_cluster(retry=False, connections=_someone_else_online()), G)
