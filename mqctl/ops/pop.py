@@ -46,10 +46,14 @@ def _retry_topics(backend: Backend, group: str, brokers: list[str], topics: set[
     return sorted(found.values(), key=lambda r: r.name)
 
 
-def detect(backend: Backend, group: str, stats: ConsumeStats | None = None) -> PopGroup | None:
+def detect(
+    backend: Backend, group: str, stats: ConsumeStats | None = None, topics: tuple[str, ...] = ()
+) -> PopGroup | None:
     """The group as a POP group, or None. A group whose ``%RETRY%group`` exists and that has no POP
-    retry topic among its offsets is a remoting client's group: nothing more is asked for it."""
+    retry topic among its offsets is a remoting client's group: nothing more is asked for it.
+    ``topics``: topics it consumes besides those of ``stats``."""
     rows = {q.queue.topic for q in stats.queues} if stats is not None else set()
+    rows |= set(topics)
     plain = {t for t in rows if not t.startswith(RETRY_PREFIX)}
     in_rows = [parse_pop_retry(t, group, plain or None) for t in rows]
     if any(in_rows):
@@ -62,9 +66,11 @@ def detect(backend: Backend, group: str, stats: ConsumeStats | None = None) -> P
             return None
     brokers = sorted({q.queue.broker_name for q in stats.queues}) if stats and stats.queues else []
     retry = _retry_topics(backend, group, brokers or list(backend.broker_names()), plain)
-    topics = sorted(plain | {r.topic for r in retry})
+    consumed = sorted(plain | {r.topic for r in retry})
     try:
-        recent: dict[str, str] | None = dict(backend.recent_subscriptions(group, topics)) if topics else {}
+        recent: dict[str, str] | None = (
+            dict(backend.recent_subscriptions(group, consumed)) if consumed else {}
+        )
     except NotAvailableError:
         recent = None
     if not retry and not recent:
@@ -149,3 +155,48 @@ def no_allocation(backend: Backend, group: str, exc: NotFoundError) -> MqctlErro
         "no assignment to compare",
         "consumerProgress -g shows what it popped; allocateMQ -t TOPIC -i IDS still simulates a push group",
     )
+
+
+def reset_note(backend: Backend, group: str, topics: tuple[str, ...]) -> tuple[bool, str] | None:
+    """For a reset of a POP group (None for others): whether it counts as online, and what the
+    plan says before anything is written. The brokers list none of its clients (they are behind a
+    proxy); a pop in the last 10 minutes (their compensation table) means it consumes now. A 5.x
+    broker resets a POP group only server-side (``useServerSideResetOffset``, on by default since
+    5.2, AdminBrokerProcessor.resetOffset -> resetOffsetInner, which the next pop of each queue
+    takes: PopMessageProcessor.getPopOffset -> resetPopOffset). With it off the broker resets
+    through registered clients only, which a POP group has none of (apache/rocketmq #9038)."""
+    info = detect(backend, group, None, topics)
+    if info is None:
+        return None
+    brokers: list[str] = []
+    for t in topics:
+        try:
+            brokers += [b for b in backend.topic_route(t).broker_names if b not in brokers]
+        except MqctlError:
+            continue
+    off = []
+    for b in brokers:
+        try:
+            if str(backend.broker_settings(b).get("useServerSideResetOffset", "true")).lower() == "false":
+                off.append(b)
+        except MqctlError:
+            continue
+    head = f"POP group ({info.evidence()}): its consumers are behind a proxy, no broker lists them"
+    if off and info.active:
+        return True, (
+            f"{head}; {', '.join(off)} run(s) with useServerSideResetOffset=false, where a reset reaches "
+            "only clients registered with the broker (apache/rocketmq #9038): --execute is refused there; "
+            "turn it on (mqadmin updateBrokerConfig -k useServerSideResetOffset -v true) first"
+        )
+    if info.active:
+        return True, (
+            f"{head}; it popped within the last 10 minutes: online; the brokers reset server-side and its "
+            "next pops start at the targets (messages already popped and not acknowledged still come back "
+            "through the retry topic)"
+        )
+    tail = "; the brokers reset server-side, its next pop starts at the targets"
+    if off:
+        tail = (
+            f"; {', '.join(off)} run(s) with useServerSideResetOffset=false: offsets written queue by queue"
+        )
+    return False, f"{head}; no pop in the last 10 minutes: offline{tail}"
