@@ -131,6 +131,7 @@ class GroupSummary:
     failure: str | None = None  # why the group's stats could not be read
     failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer for this group
     time_unknown: int = 0  # queues with a store time that could not be read (max_lag_ms is a floor)
+    notes: tuple[str, ...] = ()  # what the overview says of this group besides its numbers (POP)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,16 @@ after its last pop a subscription in the brokers' compensation table
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, NotAvailableError, NotFoundError
 from mqctl.model import RETRY_PREFIX
-from mqctl.model.pop import PopGroup, PopRetryTopic, PopView, parse_pop_retry
+from mqctl.model.pop import PopGroup, PopRetryTopic, PopView, parse_pop_retry, pop_owner
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
-    from mqctl.model import ConsumeStats
+    from mqctl.model import ConsumeStats, GroupOverview
 
 
 def _has_route(backend: Backend, topic: str) -> bool:
@@ -200,3 +201,67 @@ def reset_note(backend: Backend, group: str, topics: tuple[str, ...]) -> tuple[b
             f"; {', '.join(off)} run(s) with useServerSideResetOffset=false: offsets written queue by queue"
         )
     return False, f"{head}; no pop in the last 10 minutes: offline{tail}"
+
+
+def overview_marks(
+    backend: Backend, overviews: Sequence[GroupOverview]
+) -> tuple[dict[str, PopGroup], dict[str, PopRetryTopic]]:
+    """In the groups overview: the POP groups, and the rows that are no group at all but a POP
+    retry topic v1 mqadmin lists as one (``%RETRY%G_T`` read as group ``G_T``: only that retry topic
+    knows it, while ``G`` has offsets on ``T``). Groups with a client on the brokers, or a classic
+    retry topic, are asked nothing more."""
+    from mqctl.model import FOUND_RETRY_TOPIC
+
+    by_name = {ov.ref.name: ov for ov in overviews}
+    topics = {n: {q.queue.topic for q in ov.stats.queues} if ov.stats else set() for n, ov in by_name.items()}
+    bogus: dict[str, PopRetryTopic] = {}
+    for name, ov in by_name.items():
+        if ov.ref.found_in != (FOUND_RETRY_TOPIC,) or topics[name]:
+            continue
+        owners = {g for g in by_name if g != name and name.startswith((g + "_", g + "+"))}
+        rt = pop_owner(
+            RETRY_PREFIX + name, owners, set().union(*(topics[g] for g in owners)) if owners else set()
+        )
+        if rt is not None:
+            bogus[name] = rt
+    pops: dict[str, PopGroup] = {}
+    for name, ov in by_name.items():
+        if name in bogus or ov.connection is not None or ov.stats is None:
+            continue
+        own = {rt.name for rt in bogus.values() if rt.group == name}
+        if FOUND_RETRY_TOPIC in ov.ref.found_in and not own and not _pop_rows(name, topics[name]):
+            continue  # a remoting client's group (its %RETRY%name exists), offline
+        try:
+            info = detect(backend, name, ov.stats)
+        except MqctlError:
+            continue
+        if info is not None:
+            pops[name] = info
+    return pops, bogus
+
+
+def _pop_rows(group: str, topics: set[str]) -> bool:
+    plain = {t for t in topics if not t.startswith(RETRY_PREFIX)}
+    return any(parse_pop_retry(t, group, plain) is not None for t in topics)
+
+
+def overview_notes(
+    backend: Backend, overviews: Sequence[GroupOverview]
+) -> tuple[dict[str, str], dict[str, tuple[str, ...]], set[str]]:
+    """For the overview: consume type CONSUME_POP per POP group, its notes, and the rows to leave
+    out (POP retry topics mqadmin lists as groups)."""
+    from mqctl.model.pop import CONSUME_POP
+
+    pops, bogus = overview_marks(backend, overviews)
+    notes: dict[str, list[str]] = {}
+    for name, info in pops.items():
+        where = "popped in the last 10 minutes" if info.active else "no pop in the last 10 minutes"
+        notes.setdefault(name, []).append(
+            f"consumes in POP mode ({info.evidence()}): its gRPC clients are behind a proxy, no broker "
+            f"lists them ({where}); Diff = messages not popped yet"
+        )
+    for name, rt in bogus.items():
+        notes.setdefault(rt.group, []).append(
+            f"left out {name}: mqadmin lists it as a group, it is {rt.group}'s POP retry topic {rt.name}"
+        )
+    return {n: CONSUME_POP for n in pops}, {n: tuple(v) for n, v in notes.items()}, set(bogus)

@@ -189,10 +189,15 @@ def all_groups(
 ) -> list[GroupSummary]:
     """The all-groups overview, in mqadmin's row order: the groups mqadmin lists (through their
     retry topics) and the ones only the offset tables know, each with its lag total."""
+    from mqctl.ops.pop import overview_notes
+
     now = _now(now_ms)
     overviews = list(backend.groups_overview())
+    pop_types, notes, skip = overview_notes(backend, overviews)
     out: list[GroupSummary] = []
     for i, ov in enumerate(overviews):
+        if ov.ref.name in skip:
+            continue  # a POP retry topic mqadmin lists as a group: its owner's note says so
         rows: list[ProgressRow] = []
         if ov.stats is not None:
             rows, _ = rows_from_stats(backend, ov.stats, now, lag_time=lag_time)
@@ -212,11 +217,12 @@ def all_groups(
                 tps=ov.stats.consume_tps if ov.stats is not None and backend.kind.knows_runtime else None,
                 clients=(len(conn.connections) if conn else 0) if backend.kind.knows_runtime else None,
                 version=min((c.version for c in conn.connections), default=None) if conn else None,
-                consume_type=conn.consume_type if conn else None,
+                consume_type=conn.consume_type if conn else pop_types.get(ov.ref.name),
                 message_model=conn.message_model if conn else None,
                 failure=ov.failure,
                 failures=ov.stats.failures if ov.stats is not None else (),
                 time_unknown=len(prog.time_unknown),
+                notes=notes.get(ov.ref.name, ()),
             )
         )
         if on_progress is not None:

@@ -272,7 +272,10 @@ def _expr(p: GroupProgress) -> str:
 
 
 def _mqadmin_type(g: GroupSummary) -> tuple[str, str]:
-    """mqadmin's #Type and #Model: PULL for CONSUME_ACTIVELY, else PUSH; the model only for push."""
+    """mqadmin's #Type and #Model: PULL for CONSUME_ACTIVELY, else PUSH; the model only for push
+    (mqctl's POP: a group whose clients pop through a proxy, which mqadmin does not list)."""
+    if g.consume_type == "CONSUME_POP":
+        return "POP", ""
     if not g.clients:
         return "", ""
     kind = "PULL" if g.consume_type == "CONSUME_ACTIVELY" else "PUSH"
@@ -379,6 +382,7 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
     rows, styles = [], []
     for g in groups:
         name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
+        name += " (POP)" if g.consume_type == "CONSUME_POP" else ""
         version = version_name(g.version) if g.version is not None else "-"
         rows.append(
             [
@@ -399,6 +403,8 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
         footer.append(
             "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin does not list it"
         )
+    if any(g.consume_type == "CONSUME_POP" for g in groups):
+        footer.append("(POP): gRPC consumers through a proxy, popping: Diff = messages not popped yet")
     if any(styles):
         footer.append(LEGEND)
     if not live:

@@ -138,3 +138,29 @@ def test_allocate_of_a_pop_group_says_there_is_no_allocation() -> None:
         rebalance_check(pop_cluster(connections=_someone_else_online()), G)
     with pytest.raises(NotFoundError):
         rebalance_check(pop_cluster(retry=False, connections=_someone_else_online()), G)
+
+
+def test_overview_types_pop_groups_and_leaves_out_the_retry_topic_mqadmin_lists() -> None:
+    from mqctl.model import ConsumerConnection
+
+    b = pop_cluster(connections={"Other": ConsumerConnection("Other", (), ())})
+    summaries = {g.group: g for g in progress.all_groups(b, now_ms=NOW)}
+    # mqadmin's overview lists %RETRY%GroupPop_TopicPop as a group "GroupPop_TopicPop"
+    assert "GroupPop_TopicPop" not in summaries
+    g = summaries[G]
+    assert g.consume_type == "CONSUME_POP"
+    assert any("left out GroupPop_TopicPop" in n for n in g.notes)
+    assert any("consumes in POP mode" in n for n in g.notes)
+    out = io.StringIO()
+    render.groups_plain(list(summaries.values()), out)
+    row = next(line for line in out.getvalue().splitlines() if line.startswith(G))
+    assert row.split()[3] == "POP"  # #Group #Count #Version #Type
+
+
+def test_overview_leaves_a_classic_offline_group_alone() -> None:
+    b = pop_cluster(retry=False)
+    b.topics[A]["%RETRY%" + G] = TopicConfig("%RETRY%" + G, 1, 1)
+    b.committed[G][(A, "%RETRY%" + G, 0)] = 0
+    (g,) = progress.all_groups(b, now_ms=NOW)
+    assert g.consume_type is None and not g.notes
+    assert b.calls["topic_configs"] == 0
