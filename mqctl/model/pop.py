@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mqctl.model.queues import RETRY_PREFIX
+from mqctl.model.queues import RETRY_PREFIX, QueueStat
 
 # What a broker's compensation table (ConsumerManager.compensateBasicConsumerInfo) names a POP
 # group's consume type; the proxy reports its gRPC clients as CONSUME_ACTIVELY (SimpleConsumer) or
@@ -133,6 +133,7 @@ class PopView:
     retry_backlog: tuple[tuple[str, int], ...] = ()
     inflight: int | None = None
     inflight_note: str = INFLIGHT_UNKNOWN
+    retry_queues: tuple[QueueStat, ...] = ()  # the POP retry topics' queues (where STUCK shows)
 
     @property
     def retry_total(self) -> int:

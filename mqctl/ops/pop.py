@@ -98,19 +98,16 @@ def view(backend: Backend, group: str, stats: ConsumeStats, topic: str | None = 
         for q in stats.queues
         if q.queue.topic not in info.retry_names
     )
-    backlog: dict[str, int] = {}
-    for q in stats.queues:
-        if q.queue.topic in retry:
-            backlog[q.queue.topic] = backlog.get(q.queue.topic, 0) + max(
-                q.broker_offset - q.consumer_offset, 0
-            )
-    for name in sorted(retry - set(backlog)):
+    queues = [q for q in stats.queues if q.queue.topic in retry]
+    for name in sorted(retry - {q.queue.topic for q in queues}):
         try:
-            more = backend.consume_stats(group, name, detail=False)
+            queues += backend.consume_stats(group, name, detail=False).queues
         except MqctlError:
             continue
-        backlog[name] = sum(max(q.broker_offset - q.consumer_offset, 0) for q in more.queues)
-    return PopView(info, waiting, tuple(sorted(backlog.items())))
+    backlog: dict[str, int] = {}
+    for q in queues:
+        backlog[q.queue.topic] = backlog.get(q.queue.topic, 0) + max(q.broker_offset - q.consumer_offset, 0)
+    return PopView(info, waiting, tuple(sorted(backlog.items())), retry_queues=tuple(queues))
 
 
 PROXY_HINT = (

@@ -89,6 +89,7 @@ class MemoryBackend:
         self.compensated: dict[tuple[str, str], str] = {}
         self.settings: dict[str, dict[str, str]] = {}
         self.proxy_connections: dict[tuple[str, str], ConsumerConnection] = {}
+        self.stored: dict[QueueOffset, StoredMessage] = {}  # messages with ids, keys, reconsume times
 
     def __enter__(self) -> MemoryBackend:
         return self
@@ -250,6 +251,8 @@ class MemoryBackend:
 
     def message_at(self, position: QueueOffset) -> StoredMessage | None:
         self.calls["message_at"] += 1
+        if position in self.stored:
+            return self.stored[position]
         q = self._q(position.queue)
         if not q.min <= position.offset < q.max:
             return None

@@ -164,3 +164,50 @@ def test_overview_leaves_a_classic_offline_group_alone() -> None:
     (g,) = progress.all_groups(b, now_ms=NOW)
     assert g.consume_type is None and not g.notes
     assert b.calls["topic_configs"] == 0
+
+
+def _revived(b: MemoryBackend, at: list[int], key: str = "UNIQ-1") -> None:
+    """broker-a's RV1 entries 0..3 are copies of one message, revived at ``at`` (reconsume 1..4)."""
+    from mqctl.model import MessageQueue, QueueOffset, StoredMessage
+
+    rq = MessageQueue(RV1, A, 0)
+    for i, t in enumerate(at):
+        b.stored[QueueOffset(rq, i)] = StoredMessage(
+            rq, i, 9000 + i, f"M{i}", t, 1, "h:1", "h:2", i + 1, 10, "TagA", "k3", key
+        )
+
+
+def test_watch_marks_the_pop_retry_queue_stuck_with_its_message() -> None:
+    from mqctl.model import MessageQueue, Rules
+    from mqctl.ops.watch.sampler import GroupSampler
+
+    b = pop_cluster()
+    _revived(b, [40_000, 55_000, 70_000, 85_000])
+    rq = MessageQueue(RV1, A, 0)
+    for topic in (None, T):  # with -t the retry queue is not a row of its own: added
+        tick = GroupSampler(b, G, topic, Rules()).take(now_ms=90_000)
+        status = {w.point.queue: w.status for w in tick.view.queues}
+        assert status[rq] == "STUCK" and tick.view.status == "STUCK"
+        assert tick.stuck[rq].message is not None and tick.stuck[rq].message.unique_key == "UNIQ-1"
+        assert all(s == "OK" for q, s in status.items() if q != rq)
+
+
+def test_watch_one_redelivery_per_message_is_ok() -> None:
+    from mqctl.model import Rules
+    from mqctl.ops.watch.sampler import GroupSampler
+
+    b = pop_cluster()
+    for i in range(4):
+        _revived(b, [40_000 + i], key=f"UNIQ-{i}")  # four messages, each revived once
+    tick = GroupSampler(b, G, None, Rules()).take(now_ms=90_000)
+    assert tick.view.status == "OK" and not tick.stuck
+
+
+def test_why_on_a_pop_retry_queue_names_the_message_that_keeps_coming_back() -> None:
+    from mqctl.ops.watch import why
+
+    b = pop_cluster()
+    _revived(b, [40_000, 55_000, 70_000, 85_000])
+    sm = why.explain(b, G, (RV1, A, 0), now_ms=90_000)
+    assert sm.message is not None and (sm.message.unique_key, sm.message.reconsume_times) == ("UNIQ-1", 4)
+    assert len(sm.retry_copies) == 4 and "never acknowledged" in (sm.note or "")

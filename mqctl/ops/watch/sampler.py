@@ -67,6 +67,9 @@ class GroupSampler:
         self.stuck_cache: dict[tuple[MessageQueue, int], StuckMessage] = {}
         self.time_cache: dict[QueueOffset, int] = {}
         self._said: set[str] = set()
+        from mqctl.ops.watch.pop import RetryReader
+
+        self.pop_reader = RetryReader(retry_scan)  # a POP group's retry queues, each entry read once
         self._first = True
 
     def take(self, now_ms: int | None = None) -> Tick:
@@ -82,6 +85,10 @@ class GroupSampler:
         view = rules.evaluate(self.samples, self.rules)
         notes: list[str] = []
         stuck = self._stuck(view, notes)
+        if result.pop is not None:  # a POP group: STUCK shows in its POP retry topic
+            from mqctl.ops.watch.pop import mark_stuck
+
+            view = mark_stuck(self.backend, result, view, stuck, self.pop_reader, notes)
         if self._first and self.backend.kind.reads_files:
             notes.insert(0, STORE_NOTE)
         self._first = False
