@@ -209,7 +209,15 @@ class LiveBackend:
 
     def consume_stats(self, group: str, topic: str | None = None, *, detail: bool = True) -> ConsumeStats:
         if topic is not None:
-            self.net.route(topic)  # an unknown topic is NotFoundError with the name server's remark
+            try:
+                self.net.route(topic)  # an unknown topic is NotFoundError with the name server's remark
+            except NotFoundError:
+                from mqctl.model.pop import parse_pop_retry
+
+                # A POP retry topic reaches the name server at its broker's next registration
+                # (up to 30 s after the first revive): the group's brokers are asked meanwhile.
+                if parse_pop_retry(topic, group) is None:
+                    raise
         brokers = self._group_brokers(group, topic)
         fields: dict[str, object] = {"consumerGroup": group, **({"topic": topic} if topic else {})}
         requests = [

@@ -66,8 +66,11 @@ def pop_stuck_message(
             group, stat.queue, stat.consumer_offset, stat.consumer_offset, None, note, now_ms, topic
         )
     newest = stuck[-1]
+    # handed out: the first pop from the topic, then each copy the group popped again (below its
+    # committed offset on the retry queue)
+    handed = 1 + sum(1 for m in stuck if m.queue_offset < stat.consumer_offset)
     note = (
-        f"POP: handed out {len(stuck) + 1} times, never acknowledged; revived into {topic} "
+        f"POP: handed out {handed} times, never acknowledged; revived into {topic} "
         f"{len(stuck)} times (reconsume {stuck[0].reconsume_times}..{newest.reconsume_times})"
     )
     return StuckMessage(
