@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         TopicRoute,
         WriteResult,
     )
+    from mqctl.model.pop import PopWheel
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -142,6 +143,11 @@ class Backend(Protocol):
 
     def broker_settings(self, broker: str) -> Mapping[str, str]:
         """One broker's configuration, ``key`` -> value (GET_BROKER_CONFIG)."""
+        ...
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        """The POP checkpoints and acknowledgements of ``group`` in each broker's timer wheel
+        (rmq_sys_wheel_timer) stored since ``since_ms``: what was popped, and not acknowledged."""
         ...
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:

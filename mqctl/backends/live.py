@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         TopicConfig,
         TopicRoute,
     )
+    from mqctl.model.pop import PopWheel
     from mqctl.remoting.client import RemotingClient
     from mqctl.remoting.frame import RemotingCommand
     from mqctl.remoting.signing import Credentials
@@ -79,6 +80,7 @@ class LiveBackend:
         self._net: LiveNet | None = None
         self._configs: dict[str, dict[str, TopicConfig]] = {}
         self._groups: dict[str, dict[str, SubscriptionGroup]] = {}
+        self._wheel: dict = {}  # (broker, commit-log offset) -> a timer-wheel entry: never changes
 
     def __enter__(self) -> LiveBackend:
         from mqctl.remoting.client import RemotingClient
@@ -312,6 +314,11 @@ class LiveBackend:
         from mqctl.backends.live_pop import broker_settings
 
         return broker_settings(self, broker)
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        from mqctl.backends.live_pop import pop_checkpoints
+
+        return pop_checkpoints(self, self._wheel, group, brokers, since_ms)
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         from mqctl.remoting.bodies import decode_running_info

@@ -47,6 +47,7 @@ from mqctl.model import (
 
 if TYPE_CHECKING:
     from mqctl.backends.base import ProgressCallback
+    from mqctl.model.pop import PopWheel
 
 _LIVE_ONLY_HINT = "query a live cluster with -n/--namesrvAddr, or mqadmin"
 
@@ -224,6 +225,9 @@ class StoreBackend:
 
     def broker_settings(self, broker: str) -> Mapping[str, str]:
         raise NotAvailableError(f"a broker store does not hold {broker}'s running configuration")
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        raise NotAvailableError("POP messages in flight are read from a running broker's timer wheel")
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mqctl.model.queues import RETRY_PREFIX, QueueStat
+from mqctl.model.queues import RETRY_PREFIX, MessageQueue, QueueStat
 
 # What a broker's compensation table (ConsumerManager.compensateBasicConsumerInfo) names a POP
 # group's consume type; the proxy reports its gRPC clients as CONSUME_ACTIVELY (SimpleConsumer) or
@@ -134,6 +134,7 @@ class PopView:
     inflight: int | None = None
     inflight_note: str = INFLIGHT_UNKNOWN
     retry_queues: tuple[QueueStat, ...] = ()  # the POP retry topics' queues (where STUCK shows)
+    inflight_by_queue: tuple[tuple[MessageQueue, int], ...] = ()  # queues with messages in flight
 
     @property
     def retry_total(self) -> int:
@@ -143,3 +144,64 @@ class PopView:
     def not_done(self) -> int | None:
         """Messages not yet consumed for good: waiting + retry backlog + in flight (None: unknown)."""
         return None if self.inflight is None else self.waiting + self.retry_total + self.inflight
+
+
+# The brokers' timer wheel: a POP checkpoint ("ck") and each acknowledgement ("ack", "bAck") are
+# timer messages for the revive topic, kept in rmq_sys_wheel_timer until their deliver time (the
+# checkpoint's revive time): PopMessageProcessor.buildCkMsg, AckMessageProcessor.
+TIMER_TOPIC = "rmq_sys_wheel_timer"
+REVIVE_TOPIC_PREFIX = "rmq_sys_REVIVE_LOG_"
+CK_TAG, ACK_TAG, BATCH_ACK_TAG = "ck", "ack", "bAck"
+
+
+@dataclass(frozen=True, slots=True)
+class PopCheckpoint:
+    """A pop of ``offsets`` of one queue at ``pop_time``, invisible for ``invisible_time`` ms
+    (PopCheckPoint: so, n, d, pt, it, t, q, c, bn)."""
+
+    broker: str
+    topic: str
+    queue_id: int
+    group: str
+    start_offset: int
+    pop_time: int
+    invisible_time: int
+    offsets: tuple[int, ...]
+
+    @property
+    def revive_time(self) -> int:
+        return self.pop_time + self.invisible_time
+
+    @property
+    def key(self) -> tuple[str, int, int, int]:
+        return (self.topic, self.queue_id, self.start_offset, self.pop_time)
+
+
+@dataclass(frozen=True, slots=True)
+class PopAck:
+    """Acknowledgements of ``offsets`` popped by the checkpoint with the same key (AckMsg: ao, so,
+    pt, t, q, c; BatchAckMsg: aol)."""
+
+    broker: str
+    topic: str
+    queue_id: int
+    group: str
+    start_offset: int
+    pop_time: int
+    offsets: tuple[int, ...]
+
+    @property
+    def key(self) -> tuple[str, int, int, int]:
+        return (self.topic, self.queue_id, self.start_offset, self.pop_time)
+
+
+@dataclass(frozen=True, slots=True)
+class PopWheel:
+    """A group's checkpoints and acknowledgements in the brokers' timer wheels, from
+    ``since_ms`` on (per broker: the store time the scan went back to, and whether the entry
+    limit cut it short)."""
+
+    checkpoints: tuple[PopCheckpoint, ...]
+    acks: tuple[PopAck, ...]
+    scanned_from: tuple[tuple[str, int], ...] = ()  # broker -> oldest store time read
+    capped: tuple[str, ...] = ()  # brokers whose window held more entries than the limit

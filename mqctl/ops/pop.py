@@ -13,6 +13,7 @@ after its last pop a subscription in the brokers' compensation table
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, NotAvailableError, NotFoundError
@@ -21,7 +22,7 @@ from mqctl.model.pop import PopGroup, PopRetryTopic, PopView, parse_pop_retry, p
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
-    from mqctl.model import ConsumeStats, GroupOverview
+    from mqctl.model import ConsumeStats, GroupOverview, MessageQueue
 
 
 def _has_route(backend: Backend, topic: str) -> bool:
@@ -85,7 +86,49 @@ def detect(
     )
 
 
-def view(backend: Backend, group: str, stats: ConsumeStats, topic: str | None = None) -> PopView | None:
+# How far back the timer wheels are read for checkpoints: a message popped earlier with a longer
+# invisible time is not counted in flight (the note says so).
+INFLIGHT_WINDOW_MS = 30 * 60_000
+
+
+def inflight(
+    backend: Backend, group: str, brokers: list[str], topics: set[str], now_ms: int
+) -> tuple[int | None, str, dict[MessageQueue, int]]:
+    """Messages popped and not acknowledged whose invisible time is not over, per queue of
+    ``topics``: each checkpoint's offsets (PopMessageProcessor.appendCheckPoint) minus the ones
+    acknowledged for it (AckMessageProcessor; a checkpoint and its acks share topic, queue, start
+    offset and pop time, the key PopReviveService merges them by). None with why when unknown."""
+    from collections import Counter
+
+    from mqctl.model import MessageQueue
+    from mqctl.model.pop import INFLIGHT_UNKNOWN
+
+    try:
+        wheel = backend.pop_checkpoints(group, brokers, now_ms - INFLIGHT_WINDOW_MS)
+    except NotAvailableError:
+        return None, INFLIGHT_UNKNOWN + "; a store holds no running broker's timer wheel", {}
+    except MqctlError as exc:
+        return None, f"unknown: the brokers' timer wheels could not be read ({exc.message})", {}
+    acked: dict[tuple[str, int, int, int], set[int]] = {}
+    for a in wheel.acks:
+        acked.setdefault(a.key, set()).update(a.offsets)
+    per: Counter[MessageQueue] = Counter()
+    for ck in wheel.checkpoints:
+        if ck.revive_time > now_ms and ck.topic in topics:
+            done = acked.get(ck.key, set())
+            per[MessageQueue(ck.topic, ck.broker, ck.queue_id)] += sum(1 for o in ck.offsets if o not in done)
+    note = (
+        "popped and not acknowledged, their invisible time not over: counted from the POP checkpoints "
+        "and acks in the brokers' timer wheels (rmq_sys_wheel_timer) of the last 30 minutes"
+    )
+    if wheel.capped:
+        note += f"; {', '.join(wheel.capped)} held more timer entries than read: at least this many"
+    return sum(per.values()), note, {q: n for q, n in per.items() if n}
+
+
+def view(
+    backend: Backend, group: str, stats: ConsumeStats, topic: str | None = None, now_ms: int | None = None
+) -> PopView | None:
     """consumerProgress's POP facts for the group (None for any other group): the messages never
     popped, each POP retry topic's backlog (asked for when the stats lack its rows: a retry topic
     the group never popped from yet has no committed offset), and in flight (unknown)."""
@@ -107,7 +150,13 @@ def view(backend: Backend, group: str, stats: ConsumeStats, topic: str | None = 
     backlog: dict[str, int] = {}
     for q in queues:
         backlog[q.queue.topic] = backlog.get(q.queue.topic, 0) + max(q.broker_offset - q.consumer_offset, 0)
-    return PopView(info, waiting, tuple(sorted(backlog.items())), retry_queues=tuple(queues))
+    out = PopView(info, waiting, tuple(sorted(backlog.items())), retry_queues=tuple(queues))
+    if now_ms is None:
+        return out
+    brokers = sorted({q.queue.broker_name for q in (*stats.queues, *queues)})
+    topics = {q.queue.topic for q in (*stats.queues, *queues)}
+    count, note, per = inflight(backend, group, brokers, topics, now_ms)
+    return replace(out, inflight=count, inflight_note=note, inflight_by_queue=tuple(per.items()))
 
 
 PROXY_HINT = (

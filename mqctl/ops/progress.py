@@ -146,7 +146,7 @@ def group_progress(
 
     now = _now(now_ms)
     stats = backend.consume_stats(group, topic, detail=detail)
-    pop_view = pop.view(backend, group, stats, topic)
+    pop_view = pop.view(backend, group, stats, topic, now)
     ips = client_ips(backend, group) if show_client_ip else None
     rows, collisions = rows_from_stats(
         backend,
@@ -159,6 +159,11 @@ def group_progress(
         on_progress=on_progress,
         time_cache=time_cache,
     )
+    if pop_view is not None and pop_view.inflight is not None:  # POP: popped, not acknowledged
+        from dataclasses import replace
+
+        counts = dict(pop_view.inflight_by_queue)
+        rows = [replace(r, inflight=counts.get(r.queue, 0)) for r in rows]
     warnings = [str(w) for w in backend.take_warnings()]
     warnings += [
         f"{r.broker_name} {r.topic} queue {r.queue_id}: committed offset {r.consumer_offset} lies above the "

@@ -164,7 +164,9 @@ def test_live_two_consumers(cluster: RocketMQ, fidelity, tmp_path) -> None:
         # queue unowned.
         deadline = time.monotonic() + 80
         while True:
-            doc = json.loads(live_ok(cluster, "consumerProgress", "-g", LIVE_GROUP, "-t", LIVE_TOPIC, "-o", "json"))
+            doc = json.loads(
+                live_ok(cluster, "consumerProgress", "-g", LIVE_GROUP, "-t", LIVE_TOPIC, "-o", "json")
+            )
             done = sorted(r["consumerOffset"] for r in doc["rows"]) == [2] * 8
             alloc = json.loads(live_ok(cluster, "allocateMQ", "-g", LIVE_GROUP, "-o", "json"))
             if done and all(r["status"] == "ok" for r in alloc["rows"]) or time.monotonic() > deadline:
@@ -214,7 +216,9 @@ def test_live_two_consumers(cluster: RocketMQ, fidelity, tmp_path) -> None:
     # the 16 TagA messages, each at least once (a queue that moves between the two consumers
     # before its offset was committed is delivered again: RocketMQ is at-least-once)
     got = {(m.broker, m.queue_id, m.offset) for r in results for m in r}
-    assert len(results) == 2 and got == {(b, q, o) for b in ("broker-a", "broker-b") for q in range(4) for o in (0, 1)}
+    assert len(results) == 2 and got == {
+        (b, q, o) for b in ("broker-a", "broker-b") for q in range(4) for o in (0, 1)
+    }
 
 
 def test_live_filtered_lag_equals_a_tag_consumer(cluster: RocketMQ, progress_data, fidelity) -> None:
@@ -310,7 +314,9 @@ def test_live_reset_dry_run_execute_undo_consume(
     assert ok, "live reset differs, see the fidelity section"
 
 
-def test_live_reset_online_group(cluster: RocketMQ, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_reset_online_group(
+    cluster: RocketMQ, fidelity, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A consumer online: on 5.x --execute -n resets through the broker and the consumer receives
     again from the targets (offsets 5..9 of every queue, worked out from how the messages were
     sent); a 4.x broker cannot reset one queue to an offset for online clients, so mqctl refuses

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.errors import NotAvailableError, NotFoundError, RefusedError
+from mqctl.model.pop import PopAck, PopCheckpoint, PopWheel
 from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
@@ -90,6 +91,9 @@ class MemoryBackend:
         self.settings: dict[str, dict[str, str]] = {}
         self.proxy_connections: dict[tuple[str, str], ConsumerConnection] = {}
         self.stored: dict[QueueOffset, StoredMessage] = {}  # messages with ids, keys, reconsume times
+        self.wheel_cks: list[PopCheckpoint] = []  # POP checkpoints and acks in the timer wheels
+        self.wheel_acks: list[PopAck] = []
+        self.wheel_readable = True
 
     def __enter__(self) -> MemoryBackend:
         return self
@@ -202,6 +206,21 @@ class MemoryBackend:
     def broker_settings(self, broker: str) -> Mapping[str, str]:
         self.calls["broker_settings"] += 1
         return dict(self.settings.get(broker, {}))
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        """The wheel entries set by the test whose pop time is at or after ``since_ms`` (a broker
+        stores a checkpoint or an ack at its pop or ack time, never before the pop)."""
+        self.calls["pop_checkpoints"] += 1
+        if not self.wheel_readable:
+            raise NotAvailableError("no timer wheel in this backend")
+
+        cks = tuple(
+            c for c in self.wheel_cks if c.group == group and c.broker in brokers and c.pop_time >= since_ms
+        )
+        acks = tuple(
+            a for a in self.wheel_acks if a.group == group and a.broker in brokers and a.pop_time >= since_ms
+        )
+        return PopWheel(cks, acks, tuple((b, since_ms) for b in brokers))
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1

@@ -52,6 +52,7 @@ def test_retry_topic_names_both_versions() -> None:
 
 def test_pop_group_found_by_its_retry_topic_and_numbers_split() -> None:
     b = pop_cluster()
+    b.wheel_readable = False  # in flight cannot be counted: unknown, never 0
     p = progress.group_progress(b, G, now_ms=NOW)
     assert p.pop is not None and p.pop.info.certain
     assert [r.name for r in p.pop.info.retry_topics] == [RV1]
@@ -63,7 +64,9 @@ def test_pop_group_found_by_its_retry_topic_and_numbers_split() -> None:
 
 
 def test_pop_output_never_shows_inflight_as_zero() -> None:
-    p = progress.group_progress(pop_cluster(), G, now_ms=NOW)
+    b = pop_cluster()
+    b.wheel_readable = False
+    p = progress.group_progress(b, G, now_ms=NOW)
     out = io.StringIO()
     render.plain(p, out)
     lines = out.getvalue().splitlines()
@@ -211,3 +214,30 @@ def test_why_on_a_pop_retry_queue_names_the_message_that_keeps_coming_back() -> 
     sm = why.explain(b, G, (RV1, A, 0), now_ms=90_000)
     assert sm.message is not None and (sm.message.unique_key, sm.message.reconsume_times) == ("UNIQ-1", 4)
     assert len(sm.retry_copies) == 4 and "never acknowledged" in (sm.note or "")
+
+
+def test_inflight_counted_from_checkpoints_minus_acks() -> None:
+    """a0: a pop of offsets 0..3 at 90 s, invisible 20 s, offsets 0 and 2 acknowledged (an ack and
+    a batch ack): 1 and 3 in flight. a1: a pop of 3..4 whose invisible time ended (revive at 95 s):
+    not in flight any more. RV1: a pop of the retry copy at offset 2, invisible 60 s, unacked."""
+    from mqctl.model import MessageQueue
+    from mqctl.model.pop import PopAck, PopCheckpoint
+
+    b = pop_cluster()
+    b.wheel_cks = [
+        PopCheckpoint(A, T, 0, G, 0, 90_000, 20_000, (0, 1, 2, 3)),
+        PopCheckpoint(A, T, 1, G, 3, 75_000, 20_000, (3, 4)),
+        PopCheckpoint(A, RV1, 0, G, 2, 95_000, 60_000, (2,)),
+        PopCheckpoint(A, T, 0, "Other", 0, 90_000, 20_000, (0, 1)),  # another group's
+    ]
+    b.wheel_acks = [PopAck(A, T, 0, G, 0, 90_000, (0,)), PopAck(A, T, 0, G, 0, 90_000, (2,))]
+    p = progress.group_progress(b, G, now_ms=NOW)
+    assert p.pop is not None and p.pop.inflight == 3 and not p.inflight_unknown
+    assert dict(p.pop.inflight_by_queue) == {MessageQueue(T, A, 0): 2, MessageQueue(RV1, A, 0): 1}
+    by_queue = {(r.broker_name, r.topic, r.queue_id): r.inflight for r in p.rows}
+    assert by_queue == {(A, T, 0): 2, (A, T, 1): 0, (B, T, 0): 0, (A, RV1, 0): 1}
+    # waiting 2 (a1) + retry backlog 1 + in flight 3
+    assert p.pop.not_done == 6
+    out = io.StringIO()
+    render.plain(p, out)
+    assert "Consume Inflight Total: 3" in out.getvalue()
