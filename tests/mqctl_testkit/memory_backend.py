@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.errors import NotAvailableError, NotFoundError, RefusedError
-from mqctl.model.pop import PopAck, PopCheckpoint, PopWheel
 from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
@@ -44,6 +43,7 @@ from mqctl.model import (
     WriteResult,
     java_string_hash,
 )
+from mqctl.model.pop import PopAck, PopCheckpoint, PopWheel
 
 
 @dataclass
