@@ -160,7 +160,9 @@ def test_pop_consumer_through_proxy(
         ).stdout
     )
     assert early["pop"]["recentSubscriptions"] == {TOPIC: "*"}, early.get("pop")
-    assert early["totals"]["inflight"] is None  # popped and not acknowledged: never shown as 0
+    # the client acknowledged all it received: nothing in flight (counted from the timer wheels)
+    fidelity.check("pop: in flight after the client acked all it got", early["totals"]["inflight"], 0)
+    assert early["totals"]["inflight"] == 0 and early["pop"]["inflight"] == 0, early["pop"]
     assert early["pop"]["waiting"] == MESSAGES - FIRST_ACKED
     mine = {(r["brokerName"], r["queueId"]): (r["brokerOffset"], r["consumerOffset"]) for r in early["rows"]}
     for key, value in theirs.items():
@@ -237,6 +239,7 @@ def test_pop_consumer_through_proxy(
     assert "Consume Inflight Total: N/A" in plain.stdout, plain.stdout + plain.stderr
     assert doc["pop"]["waiting"] == 0 and doc["pop"]["retryTopics"] == [retry_v1], doc["pop"]
     _overview(cluster, cap)
+    _inflight(cluster, proxy, cap, fidelity, tmp_path)
     alloc = _mqctl(cluster, cap, "mqctl-allocateMQ-g", "allocateMQ", "-t", TOPIC, "-g", GROUP, "-o", "plain")
     assert alloc.returncode == 7 and "POP has no client-side allocation" in alloc.stderr, alloc.stderr
     print(f"\nproxy {cluster.version}: POP scenario up to the resets {time.monotonic() - t0:.0f} s")
@@ -496,3 +499,46 @@ def _wait(ok, seconds: float) -> None:  # type: ignore[no-untyped-def]
     while not ok():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(1)
+
+
+HOLD = "pop-hold"
+
+
+def _inflight(cluster: RocketMQ, proxy: Proxy, cap: Captures, fidelity, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Three messages the client receives and holds (invisible 60 s, never acknowledged) among five:
+    mqctl's in flight is those three, on the queues they came from (counted by the client), while
+    the committed offsets already say "done"."""
+    cluster.produce(
+        TOPIC, [f"send TagA {HOLD if i < 3 else f'quick-{i}'} {i % 4} {BROKERS[i % 2]}" for i in range(5)]
+    )
+    stop = tmp_path / "stop-hold"
+    bg = proxy.grpc_consumer_start(
+        "simple", TOPIC, GROUP, stop_file=stop, options=[f"noack={HOLD}", "invisible=60", "rounds=3"]
+    )
+    held = proxy.grpc_consumer_finish(bg, stop, timeout=90, stop=False)
+    assert len(held.not_acked) == 3, held.stdout[-3000:]
+    doc = json.loads(
+        _mqctl(
+            cluster,
+            cap,
+            "mqctl-consumerProgress-g-json-inflight",
+            "consumerProgress",
+            "-g",
+            GROUP,
+            "-o",
+            "json",
+        ).stdout
+    )
+    theirs = Counter((e.broker, e.queue_id) for e in held.not_acked)
+    ours = Counter(
+        {
+            (r["brokerName"], r["queueId"]): r["inflight"]
+            for r in doc["rows"]
+            if r["topic"] == TOPIC and r["inflight"]
+        }
+    )
+    fidelity.check(
+        "pop: in flight per queue = messages the client holds unacknowledged", dict(ours), dict(theirs)
+    )
+    assert doc["pop"]["inflight"] == 3 and ours == theirs, (doc["pop"], doc["rows"])
+    assert doc["pop"]["waiting"] == 0  # the committed offsets moved at pop time
