@@ -85,7 +85,7 @@ complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l cluster 
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -l output -r -a 'table plain json csv' -d 'table (default on a terminal), plain (mqadmin\'s layout, default when piped), jso'
 complete -c mqctl -n '__fish_seen_subcommand_from resetOffsetByTime' -s h -l help -d 'Show help'
 complete -c mqctl -n '__fish_seen_subcommand_from consumerConnection' -l consumerGroup -s g -r -d 'Consumer group name.'
-complete -c mqctl -n '__fish_seen_subcommand_from consumerConnection' -l brokerAddr -s b -r -d 'Accepted for mqadmin compatibility (any broker answers).'
+complete -c mqctl -n '__fish_seen_subcommand_from consumerConnection' -l brokerAddr -s b -r -d 'Ask this address (host:port) instead of a broker: a rocketmq-proxy\'s remoting po'
 complete -c mqctl -n '__fish_seen_subcommand_from consumerConnection' -l store -s S -r -d 'A broker store: broker name = store root (the directory holding config/, consume'
 complete -c mqctl -n '__fish_seen_subcommand_from consumerConnection' -l profile -r -d 'A named cluster from the config file ($MQCTL_CONFIG or ~/.config/mqctl/config.to'
 complete -c mqctl -n '__fish_seen_subcommand_from consumerConnection' -l namesrvAddr -s n -r -d 'A live cluster: its name servers \'host:port;host:port\' (default: $NAMESRV_ADDR, '

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         TopicRoute,
         WriteResult,
     )
+    from mqctl.model.pop import PopWheel
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -129,8 +130,24 @@ class Backend(Protocol):
         an unknown group or topic raises NotFoundError."""
         ...
 
-    def consumer_connection(self, group: str) -> ConsumerConnection:
-        """The group's online clients and subscriptions (GET_CONSUMER_CONNECTION_LIST)."""
+    def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
+        """The group's online clients and subscriptions (GET_CONSUMER_CONNECTION_LIST); ``at``: ask
+        that address instead of a broker (a rocketmq-proxy's remoting port lists its gRPC clients)."""
+        ...
+
+    def recent_subscriptions(self, group: str, topics: Sequence[str]) -> Mapping[str, str]:
+        """topic -> expression for the topics a broker remembers ``group`` consuming without a
+        registered client (its compensation table: POP requests, heartbeat-less pulls, for 10
+        minutes after the last one; QUERY_SUBSCRIPTION_BY_CONSUMER)."""
+        ...
+
+    def broker_settings(self, broker: str) -> Mapping[str, str]:
+        """One broker's configuration, ``key`` -> value (GET_BROKER_CONFIG)."""
+        ...
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        """The POP checkpoints and acknowledgements of ``group`` in each broker's timer wheel
+        (rmq_sys_wheel_timer) stored since ``since_ms``: what was popped, and not acknowledged."""
         ...
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:

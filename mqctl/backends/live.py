@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         TopicConfig,
         TopicRoute,
     )
+    from mqctl.model.pop import PopWheel
     from mqctl.remoting.client import RemotingClient
     from mqctl.remoting.frame import RemotingCommand
     from mqctl.remoting.signing import Credentials
@@ -79,6 +80,7 @@ class LiveBackend:
         self._net: LiveNet | None = None
         self._configs: dict[str, dict[str, TopicConfig]] = {}
         self._groups: dict[str, dict[str, SubscriptionGroup]] = {}
+        self._wheel: dict = {}  # (broker, commit-log offset) -> a timer-wheel entry: never changes
 
     def __enter__(self) -> LiveBackend:
         from mqctl.remoting.client import RemotingClient
@@ -174,26 +176,50 @@ class LiveBackend:
 
     # --- per group ---------------------------------------------------------------------------
     def _group_brokers(self, group: str, topic: str | None) -> list[BrokerData]:
-        """mqadmin's route for a group's stats: %RETRY%group, then the topic, then the pop retry
-        topic v1. A group without a retry topic (pull and broadcasting consumers, which mqadmin
-        cannot show) is asked on every broker of the cluster instead."""
-        candidates = [RETRY_PREFIX + group] + ([topic, f"{RETRY_PREFIX}{group}_{topic}"] if topic else [])
-        for t in candidates:
+        """mqadmin's route for a group's stats: %RETRY%group, then the topic, then the POP retry
+        topics. A group without a retry topic (pull and broadcasting consumers, which mqadmin
+        cannot show, and POP consumers behind a proxy, which never create %RETRY%group) is asked on
+        every broker of the cluster instead, if a broker has its subscription group or the name
+        server a POP retry topic of it."""
+        from mqctl.model.pop import pop_retry_name
+
+        pop = [pop_retry_name(group, topic, v) for v in (1, 2)] if topic else []
+        for t in [RETRY_PREFIX + group, *([topic] if topic else []), *pop]:
             try:
                 return list(self.net.route(t).broker_datas)
             except NotFoundError:
                 continue
         brokers = self.net.brokers()
-        if not any(group in self.subscription_groups(b.broker_name) for b in brokers):
+        known = any(group in self.subscription_groups(b.broker_name) for b in brokers)
+        if not known and not self._pop_retry(group):
             raise NotFoundError(
-                f"consumer group {group!r} not found: no retry topic route and no subscription group on any broker",
+                f"consumer group {group!r} not found: no retry topic route (classic or POP) and no "
+                "subscription group on any broker",
                 "list the groups with `mqctl consumerProgress -n ...` (no -g)",
             )
         return brokers
 
+    def _pop_retry(self, group: str) -> list[str]:
+        """The name server's POP retry topics of ``group`` (%RETRY%group_TOPIC, %RETRY%group+TOPIC)."""
+        from mqctl.model.pop import parse_pop_retry
+        from mqctl.remoting.bodies import decode_name_list
+
+        code = RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER
+        addr, resp = self.net.ns_call(code)
+        topics = decode_name_list(self.net.ok(resp, addr, code).body, "topicList")
+        return [t for t in topics if parse_pop_retry(t, group) is not None]
+
     def consume_stats(self, group: str, topic: str | None = None, *, detail: bool = True) -> ConsumeStats:
         if topic is not None:
-            self.net.route(topic)  # an unknown topic is NotFoundError with the name server's remark
+            try:
+                self.net.route(topic)  # an unknown topic is NotFoundError with the name server's remark
+            except NotFoundError:
+                from mqctl.model.pop import parse_pop_retry
+
+                # A POP retry topic reaches the name server at its broker's next registration
+                # (up to 30 s after the first revive): the group's brokers are asked meanwhile.
+                if parse_pop_retry(topic, group) is None:
+                    raise
         brokers = self._group_brokers(group, topic)
         fields: dict[str, object] = {"consumerGroup": group, **({"topic": topic} if topic else {})}
         requests = [
@@ -247,10 +273,15 @@ class LiveBackend:
                 self._warnings.append(BackendWarning(b, f"no min offsets for {f['topic']}: {exc.message}"))
         return mins
 
-    def consumer_connection(self, group: str) -> ConsumerConnection:
+    def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
         """GET_CONSUMER_CONNECTION_LIST from the first broker of the group's route that answers
-        (clients register with every broker; mqadmin asks a random one)."""
+        (clients register with every broker; mqadmin asks a random one), or at ``at``."""
         from mqctl.remoting.bodies import decode_consumer_connection
+
+        if at is not None:
+            from mqctl.backends.live_pop import connection_at
+
+            return connection_at(self, at, group)
 
         brokers = [b.broker_name for b in self._group_brokers(group, None) if b.select_addr()]
         if not brokers:
@@ -273,6 +304,21 @@ class LiveBackend:
         if not conn.connections:
             raise NotFoundError(f"consumer group {group!r} has no consumer online")
         return conn
+
+    def recent_subscriptions(self, group: str, topics: Sequence[str]) -> Mapping[str, str]:
+        from mqctl.backends.live_pop import recent_subscriptions
+
+        return recent_subscriptions(self, group, topics)
+
+    def broker_settings(self, broker: str) -> Mapping[str, str]:
+        from mqctl.backends.live_pop import broker_settings
+
+        return broker_settings(self, broker)
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        from mqctl.backends.live_pop import pop_checkpoints
+
+        return pop_checkpoints(self, self._wheel, group, brokers, since_ms)
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         from mqctl.remoting.bodies import decode_running_info

@@ -45,12 +45,13 @@ class LiveOffsetWrite:
         self.online = False
         self._drift: dict[MessageQueue, int] = {}
         self._legacy: list[str] = []
+        self._client_side: list[str] = []  # 5.x brokers with useServerSideResetOffset=false
         self._notes: list[str] = []
 
     def __enter__(self) -> LiveOffsetWrite:
         current = committed_offsets(self.backend, self.group, list(self.targets))
         self._raise_to_min()
-        self.online = _online(self.backend, self.group)
+        self.online = _online(self.backend, self.group, list(dict.fromkeys(mq.topic for mq in self.targets)))
         moved = []
         for mq, target in self.targets.items():
             now = current[mq]
@@ -64,6 +65,16 @@ class LiveOffsetWrite:
             self.changes.append(OffsetChange(mq, now, target))
         self._legacy = self._legacy_brokers()
         if self._legacy and self.online:
+            off = [b for b in self._legacy if b in self._client_side]
+            if off:
+                raise RefusedError(
+                    f"{', '.join(off)} run(s) with useServerSideResetOffset=false: a reset there goes through "
+                    "the clients registered with the broker, by time for a whole topic, and POP consumers "
+                    "behind a proxy are never registered (apache/rocketmq #9038); explicit offsets cannot be "
+                    "applied while consumers run; nothing applied",
+                    "turn the broker's server-side reset on (mqadmin updateBrokerConfig -b BROKER_ADDR -k "
+                    "useServerSideResetOffset -v true) and run again, or stop the group's consumers first",
+                )
             raise RefusedError(
                 f"{', '.join(self._legacy)} run(s) a RocketMQ older than 5.2, which resets an online group "
                 "only through its clients and only by time for a whole topic: explicit offsets cannot be "
@@ -96,12 +107,16 @@ class LiveOffsetWrite:
             )
 
     def _legacy_brokers(self) -> list[str]:
-        """Brokers before 5.2 (their version is in every answer): INVOKE_BROKER_TO_RESET_OFFSET there
-        ignores the queue and offset and resets the whole topic by time, through the clients."""
+        """Brokers before 5.2 (their version is in every answer), and 5.x brokers whose server-side
+        reset is off (``useServerSideResetOffset=false``, the default before 5.2): there,
+        INVOKE_BROKER_TO_RESET_OFFSET ignores the queue and offset and resets the whole topic by time,
+        through the clients registered with the broker (AdminBrokerProcessor.resetOffset)."""
         from mqctl.model import V5_2_0
 
         names = dict.fromkeys(mq.broker_name for mq in self.targets)
-        return [b for b in names if (v := self.backend.broker_version(b)) is not None and v < V5_2_0]
+        old = [b for b in names if (v := self.backend.broker_version(b)) is not None and v < V5_2_0]
+        self._client_side = [b for b in names if b not in old and _server_side_off(self.backend, b)]
+        return old + self._client_side
 
     def commit(self) -> WriteResult:
         brokers = list(dict.fromkeys(mq.broker_name for mq in self.targets))
@@ -248,8 +263,28 @@ def committed_offsets(
     return out
 
 
-def _online(backend: LiveRounds, group: str) -> bool:
+def _online(backend: LiveRounds, group: str, topics: Sequence[str]) -> bool:
+    """A client registered with the brokers, or (POP consumers through a proxy, never registered)
+    the group's subscription in a broker's compensation table: a pop in the last 10 minutes."""
     try:
-        return bool(backend.consumer_connection(group).connections)
+        if backend.consumer_connection(group).connections:
+            return True
+    except MqctlError:
+        pass
+    from mqctl.backends.live_pop import recent_subscriptions
+
+    try:
+        return bool(recent_subscriptions(backend, group, topics))
+    except MqctlError:
+        return False
+
+
+def _server_side_off(backend: LiveRounds, broker: str) -> bool:
+    """``useServerSideResetOffset=false`` in the broker's settings (unreadable settings: the 5.2+
+    default, on)."""
+    from mqctl.backends.live_pop import broker_settings
+
+    try:
+        return broker_settings(backend, broker).get("useServerSideResetOffset", "true").lower() == "false"
     except MqctlError:
         return False

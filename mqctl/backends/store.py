@@ -49,6 +49,7 @@ from mqctl.model import (
 
 if TYPE_CHECKING:
     from mqctl.backends.base import ProgressCallback
+    from mqctl.model.pop import PopWheel
 
 _LIVE_ONLY_HINT = "query a live cluster with -n/--namesrvAddr, or mqadmin"
 
@@ -223,7 +224,7 @@ class StoreBackend:
         self._report_damage()
         return ConsumeStats(group, tuple(queues))
 
-    def consumer_connection(self, group: str) -> ConsumerConnection:
+    def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
         raise NotAvailableError(
             f"a broker store holds no connection data for group {group!r}: connections exist only in a "
             "running broker's memory",
@@ -232,6 +233,15 @@ class StoreBackend:
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         raise NotAvailableError(f"a broker store knows no clients (client {client_id!r})", _LIVE_ONLY_HINT)
+
+    def recent_subscriptions(self, group: str, topics: Sequence[str]) -> Mapping[str, str]:
+        raise NotAvailableError("a broker store holds no recent subscriptions (a running broker's memory)")
+
+    def broker_settings(self, broker: str) -> Mapping[str, str]:
+        raise NotAvailableError(f"a broker store does not hold {broker}'s running configuration")
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        raise NotAvailableError("POP messages in flight are read from a running broker's timer wheel")
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

@@ -37,7 +37,8 @@ room = client id after its last '@' or --consumer-rooms), CONFIG (--config-queue
 the strategy their running info names (or --strategy) give the allocation each client should
 hold; every queue is compared with what each client reports holding: moved (another client
 holds it), duplicated (several do), unowned (none does). -t limits it to some topics (default:
-the group's subscriptions). -i is not needed with -g.
+the group's subscriptions). -i is not needed with -g. A POP group (RocketMQ 5's gRPC consumers
+through a proxy) has no client-side allocation, the broker picks the queue on each pop: exit 7 saying so.
 
 mqadmin equivalent: mqadmin allocateMQ -t TOPIC -i IPLIST"""
 

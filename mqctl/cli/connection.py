@@ -18,6 +18,10 @@ Connections live only in a running broker's memory: this needs a live cluster (-
 $NAMESRV_ADDR); on a store (--store) it exits 7 saying so. A group with no client online exits 3
 with one line saying so (mqadmin prints a stack trace and exits 0).
 
+RocketMQ 5's gRPC clients connect to a rocketmq-proxy, which never registers them with the brokers:
+for such a (POP) group the line says so; -b PROXY_HOST:PORT (the proxy's remoting port) asks the
+proxy, which lists them (its Version column is the proxy's own version).
+
 mqadmin equivalent: mqadmin consumerConnection -g GROUP [-b BROKER_ADDR]"""
 
 _GroupOpt = Annotated[
@@ -28,7 +32,8 @@ _BrokerAddrOpt = Annotated[
     typer.Option(
         "--brokerAddr",
         "-b",
-        help="Accepted for mqadmin compatibility (any broker answers).",
+        help="Ask this address (host:port) instead of a broker: a rocketmq-proxy's remoting port lists "
+        "the gRPC clients connected to it, which no broker knows.",
         show_default=False,
     ),
 ]
@@ -44,9 +49,11 @@ def consumer_connection(
     from mqctl.render import connection as render
 
     with cluster.open() as backend:
-        conn = ask(backend, group.strip())
+        conn = ask(backend, group.strip(), broker_addr.strip() if broker_addr else None)
         for w in backend.take_warnings():
             warn(str(w))
+    if conn.via_proxy:
+        warn(render.proxy_note(conn))
     emit(
         out.fmt,
         sys.stdout,

@@ -193,6 +193,9 @@ def _overview(cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int 
         for w in backend.take_warnings():
             warn(str(w))
         kind = backend.kind
+    for g in summaries:
+        for line in g.notes:
+            warn(f"{g.group}: {line}")
     above = [g.group for g in summaries if g.queues_above_max]
     if above:
         warn(

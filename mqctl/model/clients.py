@@ -40,6 +40,9 @@ class ConsumerConnection:
     consume_type: str | None = None  # CONSUME_PASSIVELY (push) | CONSUME_ACTIVELY (pull) | CONSUME_POP
     message_model: str | None = None  # CLUSTERING | BROADCASTING
     consume_from_where: str | None = None
+    via: str | None = None  # the address asked (-b), when not a broker of the group's route
+    via_proxy: bool = False  # that address is no broker of the cluster: a rocketmq-proxy
+    via_version: int | None = None  # the MQVersion the answer came with (a proxy's own)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqctl.model.queues import BrokerFailure, MessageQueue
 from mqctl.model.subexpr import SubExpr
+
+if TYPE_CHECKING:
+    from mqctl.model.pop import PopView
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,7 @@ class GroupProgress:
     consume_tps: float | None = None  # None: the backend cannot know (a store)
     failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer: their rows are missing
     rocketmq_version: int | None = None  # the brokers' MQVersion ordinal (mqadmin's layout), None unknown
+    pop: PopView | None = None  # a POP group (gRPC clients through a proxy): what its numbers mean
 
     @property
     def diff_total(self) -> int:
@@ -83,6 +87,11 @@ class GroupProgress:
     @property
     def inflight_total(self) -> int:
         return sum(r.inflight for r in self.rows)
+
+    @property
+    def inflight_unknown(self) -> bool:
+        """A POP group: the broker's pull offsets say nothing of what was popped and not acked."""
+        return self.pop is not None and self.pop.inflight is None
 
     @property
     def matched_total(self) -> int | None:
@@ -122,6 +131,7 @@ class GroupSummary:
     failure: str | None = None  # why the group's stats could not be read
     failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer for this group
     time_unknown: int = 0  # queues with a store time that could not be read (max_lag_ms is a floor)
+    notes: tuple[str, ...] = ()  # what the overview says of this group besides its numbers (POP)
 
 
 @dataclass(frozen=True)

@@ -163,8 +163,11 @@ def group_progress(
 ) -> GroupProgress:
     """``detail`` False asks only for mqadmin's columns (no min offset, no lag time).
     ``time_cache``: store times already known by position (see ``_store_times``)."""
+    from mqctl.ops import pop
+
     now = _now(now_ms)
     stats = backend.consume_stats(group, topic, detail=detail)
+    pop_view = pop.view(backend, group, stats, topic, now)
     ips = client_ips(backend, group) if show_client_ip else None
     rows, collisions = rows_from_stats(
         backend,
@@ -177,6 +180,11 @@ def group_progress(
         on_progress=on_progress,
         time_cache=time_cache,
     )
+    if pop_view is not None and pop_view.inflight is not None:  # POP: popped, not acknowledged
+        from dataclasses import replace
+
+        counts = dict(pop_view.inflight_by_queue)
+        rows = [replace(r, inflight=counts.get(r.queue, 0)) for r in rows]
     warnings = [str(w) for w in backend.take_warnings()]
     warnings += [
         f"{r.broker_name} {r.topic} queue {r.queue_id}: committed offset {r.consumer_offset} lies above the "
@@ -194,6 +202,7 @@ def group_progress(
         consume_tps=stats.consume_tps if backend.kind.knows_runtime else None,
         failures=stats.failures,
         rocketmq_version=backend.rocketmq_version(),
+        pop=pop_view,
     )
 
 
@@ -206,10 +215,15 @@ def all_groups(
 ) -> list[GroupSummary]:
     """The all-groups overview, in mqadmin's row order: the groups mqadmin lists (through their
     retry topics) and the ones only the offset tables know, each with its lag total."""
+    from mqctl.ops.pop import overview_notes
+
     now = _now(now_ms)
     overviews = list(backend.groups_overview())
+    pop_types, notes, skip = overview_notes(backend, overviews)
     out: list[GroupSummary] = []
     for i, ov in enumerate(overviews):
+        if ov.ref.name in skip:
+            continue  # a POP retry topic mqadmin lists as a group: its owner's note says so
         rows: list[ProgressRow] = []
         if ov.stats is not None:
             rows, _ = rows_from_stats(backend, ov.stats, now, lag_time=lag_time)
@@ -229,11 +243,12 @@ def all_groups(
                 tps=ov.stats.consume_tps if ov.stats is not None and backend.kind.knows_runtime else None,
                 clients=(len(conn.connections) if conn else 0) if backend.kind.knows_runtime else None,
                 version=min((c.version for c in conn.connections), default=None) if conn else None,
-                consume_type=conn.consume_type if conn else None,
+                consume_type=conn.consume_type if conn else pop_types.get(ov.ref.name),
                 message_model=conn.message_model if conn else None,
                 failure=ov.failure,
                 failures=ov.stats.failures if ov.stats is not None else (),
                 time_unknown=len(prog.time_unknown),
+                notes=notes.get(ov.ref.name, ()),
             )
         )
         if on_progress is not None:

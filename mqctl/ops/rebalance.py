@@ -39,8 +39,14 @@ def strategy_of(value: str | None) -> str | None:
 def rebalance_check(
     backend: Backend, group: str, topics: list[str] | None = None, strategy: Strategy | None = None
 ) -> tuple[RebalanceReport, list[str]]:
-    """The report and warnings (clients that disagree on their strategy, unknown strategies)."""
-    conn = backend.consumer_connection(group)
+    """The report and warnings (clients that disagree on their strategy, unknown strategies). A
+    POP group has no allocation to compare: NotAvailableError says so."""
+    try:
+        conn = backend.consumer_connection(group)
+    except NotFoundError as exc:
+        from mqctl.ops.pop import no_allocation
+
+        raise no_allocation(backend, group, exc) from None
     cids = sorted({c.client_id for c in conn.connections}, key=lambda s: s.encode("utf-16-be"))
     infos = {cid: backend.running_info(group, cid) for cid in cids}
     warnings: list[str] = []

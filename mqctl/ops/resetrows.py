@@ -98,6 +98,11 @@ def with_online_note(backend: Backend, plan: ResetPlan) -> ResetPlan:
     plan = replace(plan, online=bool(clients))
     if clients:
         return note(plan, f"group online ({clients} client(s)): the brokers reset and tell the clients")
+    from mqctl.ops.pop import reset_note
+
+    pop = reset_note(backend, plan.group, tuple(dict.fromkeys(r.topic for r in plan.rows)))
+    if pop is not None:
+        return note(replace(plan, online=pop[0]), pop[1])
     return note(plan, "group offline: nobody consumes, the brokers take the offsets as they are")
 
 

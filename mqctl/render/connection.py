@@ -123,3 +123,13 @@ def table(c: ConsumerConnection, out: TextIO) -> None:
         ],
     )
     write_table(subs, out)
+
+
+def proxy_note(c: ConsumerConnection) -> str:
+    """What an answer from a rocketmq-proxy means (ClientActivity at the proxy builds it)."""
+    version = f" ({version_name(c.via_version)})" if c.via_version is not None else ""
+    return (
+        f"asked at {c.via}, which is no broker of the cluster: a rocketmq-proxy listing the gRPC clients "
+        f"connected to it; #Version is the proxy's own version{version}, not the client's; ConsumeType "
+        "CONSUME_ACTIVELY = SimpleConsumer, CONSUME_PASSIVELY = PushConsumer, both consume in POP mode"
+    )

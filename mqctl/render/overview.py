@@ -15,7 +15,10 @@ SCHEMA_GROUPS = "mqctl/consumerProgress.groups/v1"
 
 
 def _mqadmin_type(g: GroupSummary) -> tuple[str, str]:
-    """mqadmin's #Type and #Model: PULL for CONSUME_ACTIVELY, else PUSH; the model only for push."""
+    """mqadmin's #Type and #Model: PULL for CONSUME_ACTIVELY, else PUSH; the model only for push
+    (mqctl's POP: a group whose clients pop through a proxy, which mqadmin does not list)."""
+    if g.consume_type == "CONSUME_POP":
+        return "POP", ""
     if not g.clients:
         return "", ""
     kind = "PULL" if g.consume_type == "CONSUME_ACTIVELY" else "PUSH"
@@ -26,7 +29,9 @@ def _mqadmin_type(g: GroupSummary) -> tuple[str, str]:
 def groups_plain(groups: list[GroupSummary], out: TextIO, headers: bool = True) -> None:
     """mqadmin's all-groups layout (spec/mqadmin.md 3.4); a store knows no clients: OFFLINE.
     Only the groups mqadmin lists (those of a %RETRY% topic): plain is mqadmin's bytes; the
-    others are in the table, JSON and CSV, marked by their foundIn."""
+    others are in the table, JSON and CSV, marked by their foundIn. One exception: a POP group is
+    listed under its own name, typed POP, where mqadmin lists its POP retry topic as a group
+    (``GroupPop_TopicPop``, left out by ops)."""
     from mqctl.model import FOUND_RETRY_TOPIC, version_name
 
     if headers:
@@ -35,7 +40,7 @@ def groups_plain(groups: list[GroupSummary], out: TextIO, headers: bool = True) 
             f"{ljust('#Model', 14)}  {ljust('#TPS', 7)}  #Diff Total\n"
         )
     for g in groups:
-        if FOUND_RETRY_TOPIC not in g.found_in:
+        if FOUND_RETRY_TOPIC not in g.found_in and g.consume_type != "CONSUME_POP":
             continue
         count = g.clients or 0
         version = version_name(g.version) if count and g.version is not None else "OFFLINE"
@@ -126,6 +131,7 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
     rows, styles = [], []
     for g in groups:
         name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
+        name += " (POP)" if g.consume_type == "CONSUME_POP" else ""
         version = version_name(g.version) if g.version is not None else "-"
         rows.append(
             [
@@ -147,6 +153,8 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
             "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin and -o plain "
             "do not list it"
         )
+    if any(g.consume_type == "CONSUME_POP" for g in groups):
+        footer.append("(POP): gRPC consumers through a proxy, popping: Diff = messages not popped yet")
     if not live:
         footer.append(
             "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"

@@ -59,12 +59,13 @@ def plain(p: GroupProgress, out: TextIO, show_client_ip: bool = False, headers: 
         line = "  ".join(cells) + "  "
         if show_client_ip:
             line += ljust(r.client_ip or "N/A", 20) + " "
-        line += ljust(r.diff, 20) + " " + ljust(r.inflight, 20) + " " + _last_time(r.last_timestamp) + "\n"
+        inflight = "N/A" if p.inflight_unknown else r.inflight  # POP: popped, not acked, unknown
+        line += ljust(r.diff, 20) + " " + ljust(inflight, 20) + " " + _last_time(r.last_timestamp) + "\n"
         w(line)
     w("\n")
     w(f"Consume TPS: {java_2f(p.consume_tps or 0.0)}\n")
     w(f"Consume Diff Total: {p.raw_diff_total}\n")
-    w(f"Consume Inflight Total: {p.inflight_total}\n")
+    w(f"Consume Inflight Total: {'N/A' if p.inflight_unknown else p.inflight_total}\n")
 
 
 def _lead_cells(r: ProgressRow) -> list[str]:
@@ -151,6 +152,8 @@ def json_doc(p: GroupProgress, backend: str = "store") -> dict:
         d = _row_values(r)
         if d["matchedDiff"] is None:
             del d["matchedDiff"]
+        if p.inflight_unknown:
+            d["inflight"] = None
         rows.append(d)
     doc: dict = {
         "schema": SCHEMA,
@@ -160,11 +163,15 @@ def json_doc(p: GroupProgress, backend: str = "store") -> dict:
         "rows": rows,
         "totals": {
             "diff": p.diff_total,
-            "inflight": p.inflight_total,
+            "inflight": None if p.inflight_unknown else p.inflight_total,
             "consumeTps": p.consume_tps,
             "maxLagMs": None if p.time_unknown else p.max_lag_ms,
         },
     }
+    if p.pop is not None:
+        from mqctl.render.pop import progress_json
+
+        doc["pop"] = progress_json(p.pop)
     if p.tags is not None:
         doc["tags"] = _expr(p)
         doc["totals"]["matchedDiff"] = p.matched_total
@@ -238,7 +245,12 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
             "[dim]Consume TPS and inflight need a live broker; a store shows committed offsets.[/dim]"
         )
     else:
-        footer.append(f"consume TPS {p.consume_tps:.2f}, inflight total {p.inflight_total}")
+        inflight = "" if p.pop is not None else f", inflight total {p.inflight_total}"
+        footer.append(f"consume TPS {p.consume_tps:.2f}{inflight}")
+    if p.pop is not None:
+        from mqctl.render.pop import progress_lines
+
+        footer += progress_lines(p.pop)
     write_table(
         TableSpec(
             cols,

@@ -223,7 +223,9 @@ class RocketMQ(Servers):
             for line in proc.stdout.splitlines():
                 if line.startswith("RECV "):
                     _, broker, qid, off, tag, ts, msg_id = line.split(" ")
-                    run.append(Received(broker, int(qid), int(off), None if tag == "-" else tag, int(ts), msg_id))
+                    run.append(
+                        Received(broker, int(qid), int(off), None if tag == "-" else tag, int(ts), msg_id)
+                    )
             got += [m for m in run if (m.broker, m.queue_id, m.offset) not in seen]
             seen |= {(m.broker, m.queue_id, m.offset) for m in run}
             if len(seen) >= max_messages:

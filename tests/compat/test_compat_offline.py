@@ -131,10 +131,14 @@ def test_offline_execute_then_restart(
 
     _offline(cluster, "resetOffsetByTime", "--undo", "latest", "--execute")
     ok &= fidelity.check(
-        f"offline reset -s {ts} undone: the restarted broker's offsets", _served(cluster), {0: PER_QUEUE_1, 1: PER_QUEUE_1}
+        f"offline reset -s {ts} undone: the restarted broker's offsets",
+        _served(cluster),
+        {0: PER_QUEUE_1, 1: PER_QUEUE_1},
     )
     _offline(cluster, "resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", str(ts), "--execute")
-    ok &= fidelity.check(f"offline reset -s {ts} again: the restarted broker's offsets", _served(cluster), ours)
+    ok &= fidelity.check(
+        f"offline reset -s {ts} again: the restarted broker's offsets", _served(cluster), ours
+    )
 
     got = cluster.consume(TOPIC, GROUP, "*", idle=12, linger=2)
     first: dict[int, int] = {}

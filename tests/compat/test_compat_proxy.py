@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import versions
 from compat_harness import LOG_DIR, RocketMQ, parse_consumer_progress
-from matrix_proxy import GrpcRun, Proxy, enable_pop
+from matrix_proxy import GrpcEvent, GrpcRun, Proxy, enable_pop
 
 pytestmark = pytest.mark.compat
 
@@ -115,7 +115,10 @@ def _popped_per_queue(*runs: GrpcRun) -> Counter[tuple[str, int]]:
     return Counter((b, q) for b, q, _ in seen)
 
 
-def test_pop_consumer_through_proxy(cluster: RocketMQ, proxy: Proxy, fidelity, tmp_path: Path) -> None:
+def test_pop_consumer_through_proxy(
+    cluster: RocketMQ, proxy: Proxy, fidelity, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
     t0 = time.monotonic()
     cap = Captures(cluster.version.name)
     sent = cluster.produce(TOPIC, _plan())
@@ -142,6 +145,28 @@ def test_pop_consumer_through_proxy(cluster: RocketMQ, proxy: Proxy, fidelity, t
 
     # mqadmin without -t looks up the route of %RETRY%<group>, which no gRPC client creates.
     cap.keep("mqadmin-consumerProgress-g", cluster.mqadmin("consumerProgress", "-g", GROUP))
+    # mqctl finds the group's brokers and says it is a POP group: before any revive, by the
+    # subscription the brokers remember for it (no consumer is registered with them).
+    early = json.loads(
+        _mqctl(
+            cluster,
+            cap,
+            "mqctl-consumerProgress-g-json-after-24",
+            "consumerProgress",
+            "-g",
+            GROUP,
+            "-o",
+            "json",
+        ).stdout
+    )
+    assert early["pop"]["recentSubscriptions"] == {TOPIC: "*"}, early.get("pop")
+    # the client acknowledged all it received: nothing in flight (counted from the timer wheels)
+    fidelity.check("pop: in flight after the client acked all it got", early["totals"]["inflight"], 0)
+    assert early["totals"]["inflight"] == 0 and early["pop"]["inflight"] == 0, early["pop"]
+    assert early["pop"]["waiting"] == MESSAGES - FIRST_ACKED
+    mine = {(r["brokerName"], r["queueId"]): (r["brokerOffset"], r["consumerOffset"]) for r in early["rows"]}
+    for key, value in theirs.items():
+        fidelity.check(f"pop: mqctl consumerProgress -g (no -t) {key}", mine.get(key), value)
 
     # 2. A second SimpleConsumer in the background never acknowledges STUCK_KEY: it stops once that
     #    message came twice (popped, invisible 10 s, revived into the retry topic, popped again).
@@ -149,7 +174,7 @@ def test_pop_consumer_through_proxy(cluster: RocketMQ, proxy: Proxy, fidelity, t
     per_queue = Counter((m.broker, m.queue_id) for m in sent)
     stop = tmp_path / "stop-consumer"
     bg = proxy.grpc_consumer_start(
-        "simple", TOPIC, GROUP, stop_file=stop, options=[f"noack={STUCK_KEY}", "invisible=10", "rounds=2"]
+        "simple", TOPIC, GROUP, stop_file=stop, options=[f"noack={STUCK_KEY}", "invisible=10", "rounds=3"]
     )
     try:
         time.sleep(6)
@@ -159,8 +184,8 @@ def test_pop_consumer_through_proxy(cluster: RocketMQ, proxy: Proxy, fidelity, t
             "mqadmin-consumerConnection-g-b-proxy",
             cluster.mqadmin("consumerConnection", "-g", GROUP, "-b", at_proxy),
         )
-        _mqctl(cluster, cap, "mqctl-consumerConnection-g", "consumerConnection", "-g", GROUP, "-o", "plain")
-        second = proxy.grpc_consumer_finish(bg, stop, timeout=90, stop=False)
+        _connections(cluster, cap, conn.stdout, at_proxy, fidelity)
+        second = proxy.grpc_consumer_finish(bg, stop, timeout=120, stop=False)
     finally:
         if bg.poll() is None:
             stop.touch()
@@ -169,10 +194,12 @@ def test_pop_consumer_through_proxy(cluster: RocketMQ, proxy: Proxy, fidelity, t
     assert "CONSUME_ACTIVELY" in conn.stdout and "JAVA" in conn.stdout, conn.stdout + conn.stderr
 
     stuck = [e for e in second.received if e.keys == STUCK_KEY]
-    assert [e.attempt for e in stuck] == [1, 2], second.stdout[-3000:]
-    # The redelivery came from the POP retry topic: v1 (%RETRY%<group>_<topic>) unless the broker
+    assert [e.attempt for e in stuck] == [1, 2, 3], second.stdout[-3000:]
+    # The redeliveries came from the POP retry topic: v1 (%RETRY%<group>_<topic>) unless the broker
     # has enableRetryTopicV2 (default false in 5.3.3 and 5.5.1).
-    assert [e.topic_type for e in stuck] == ["0", "1"]
+    assert [e.topic_type for e in stuck] == ["0", "1", "1"]
+    # Revived twice, still coming back: --watch says STUCK on the retry queue, --why names it.
+    _stuck(cluster, cap, stuck[0], fidelity)
     assert not any(e.keys == STUCK_KEY for e in second.acked)
     all_popped = _popped_per_queue(first, second)
     assert all_popped == per_queue
@@ -206,8 +233,312 @@ def test_pop_consumer_through_proxy(cluster: RocketMQ, proxy: Proxy, fidelity, t
     cap.keep(
         "mqadmin-consumerProgress-t-retry", cluster.mqadmin("consumerProgress", "-g", GROUP, "-t", retry_v1)
     )
-    _mqctl(cluster, cap, "mqctl-consumerProgress-g-plain", "consumerProgress", "-g", GROUP, "-o", "plain")
-    cap.keep("mqadmin-consumerProgress-overview", cluster.mqadmin("consumerProgress"))
-    _mqctl(cluster, cap, "mqctl-consumerProgress-overview", "consumerProgress", "-o", "plain")
-    _mqctl(cluster, cap, "mqctl-allocateMQ-g", "allocateMQ", "-t", TOPIC, "-g", GROUP, "-o", "plain")
-    print(f"\nproxy {cluster.version}: POP smoke scenario {time.monotonic() - t0:.0f} s")
+    plain = _mqctl(
+        cluster, cap, "mqctl-consumerProgress-g-plain", "consumerProgress", "-g", GROUP, "-o", "plain"
+    )
+    assert "Consume Inflight Total: N/A" in plain.stdout, plain.stdout + plain.stderr
+    assert doc["pop"]["waiting"] == 0 and doc["pop"]["retryTopics"] == [retry_v1], doc["pop"]
+    _overview(cluster, cap)
+    _inflight(cluster, proxy, cap, fidelity, tmp_path)
+    alloc = _mqctl(cluster, cap, "mqctl-allocateMQ-g", "allocateMQ", "-t", TOPIC, "-g", GROUP, "-o", "plain")
+    assert alloc.returncode == 7 and "POP has no client-side allocation" in alloc.stderr, alloc.stderr
+    print(f"\nproxy {cluster.version}: POP scenario up to the resets {time.monotonic() - t0:.0f} s")
+    _stopped_consumer_is_stop(cluster, cap, fidelity)
+    _resets(cluster, proxy, cap, fidelity, tmp_path)
+    print(f"\nproxy {cluster.version}: POP scenario {time.monotonic() - t0:.0f} s")
+
+
+# ---------------------------------------------------------------------------- phase 2 of issue 18
+
+
+def _client_ids(mqadmin_out: str) -> set[str]:
+    return {line.split()[0] for line in mqadmin_out.splitlines() if "@" in line.split(" ", 1)[0]}
+
+
+def _connections(cluster: RocketMQ, cap: Captures, theirs: str, at_proxy: str, fidelity) -> None:  # type: ignore[no-untyped-def]
+    """While a gRPC client consumes: through the brokers, mqctl says the group's clients are behind
+    a proxy (exit 3, as for no client); at the proxy's remoting port (-b) it lists what mqadmin -b
+    lists, and says the version column is the proxy's."""
+    brokers = _mqctl(
+        cluster, cap, "mqctl-consumerConnection-g", "consumerConnection", "-g", GROUP, "-o", "plain"
+    )
+    assert brokers.returncode == 3, brokers.stderr
+    assert "consumes in POP mode" in brokers.stderr and "-b PROXY_HOST:PORT" in brokers.stderr, brokers.stderr
+    at = _mqctl(
+        cluster,
+        cap,
+        "mqctl-consumerConnection-g-b-proxy",
+        "consumerConnection",
+        "-g",
+        GROUP,
+        "-b",
+        at_proxy,
+        "-o",
+        "json",
+    )
+    assert at.returncode == 0, at.stderr
+    doc = json.loads(at.stdout)
+    ours = {c["clientId"] for c in doc["clients"]}
+    fidelity.check("pop: consumerConnection -b PROXY clients", ours, _client_ids(theirs))
+    assert ours == _client_ids(theirs) and doc["consumeType"] == "CONSUME_ACTIVELY"
+    assert "rocketmq-proxy" in at.stderr and "#Version is the proxy's own version" in at.stderr, at.stderr
+
+
+def _stuck(cluster: RocketMQ, cap: Captures, first: GrpcEvent, fidelity) -> None:  # type: ignore[no-untyped-def]
+    """The message popped three times and never acknowledged: STUCK on its POP retry queue (broker-a
+    queue 0: the broker revives into queue 0 of the broker that popped it), --why names it."""
+    retry_q = f"%RETRY%{GROUP}_{TOPIC}/{first.broker}/0"
+    watch = _mqctl(
+        cluster,
+        cap,
+        "mqctl-consumerProgress-watch-stuck",
+        "consumerProgress",
+        "-g",
+        GROUP,
+        "--watch",
+        "1",
+        "--samples",
+        "1",
+        "-o",
+        "json",
+    )
+    assert watch.returncode == 0, watch.stderr
+    sample = json.loads(watch.stdout.splitlines()[-1])
+    statuses = {f"{q['topic']}/{q['brokerName']}/{q['queueId']}": q["status"] for q in sample["queues"]}
+    fidelity.check(
+        "pop: --watch, a message popped again and again -> STUCK on its retry queue",
+        statuses.get(retry_q),
+        "STUCK",
+    )
+    assert statuses.get(retry_q) == "STUCK", sample
+    assert all(s == "OK" for q, s in statuses.items() if q != retry_q), statuses
+    why = _mqctl(
+        cluster,
+        cap,
+        "mqctl-consumerProgress-why-retry",
+        "consumerProgress",
+        "-g",
+        GROUP,
+        "--why",
+        retry_q,
+        "-o",
+        "json",
+    )
+    assert why.returncode == 0, why.stderr
+    message = json.loads(why.stdout)["message"] or {}
+    fidelity.check(
+        "pop: --why names the message that keeps coming back",
+        (message.get("uniqKey"), message.get("keys")),
+        (first.msg_id, STUCK_KEY),
+    )
+    assert (message.get("uniqKey"), message.get("keys")) == (first.msg_id, STUCK_KEY), message
+
+
+def _overview(cluster: RocketMQ, cap: Captures) -> None:
+    """The overview types the POP group and lists no ``GroupPop_TopicPop``, which mqadmin lists once
+    the name server knows the POP retry topic (up to 30 s after it was created)."""
+    theirs = cap.keep("mqadmin-consumerProgress-overview", cluster.mqadmin("consumerProgress"))
+    ours = _mqctl(cluster, cap, "mqctl-consumerProgress-overview", "consumerProgress", "-o", "json")
+    assert ours.returncode == 0, ours.stderr
+    rows = {r["group"]: r for r in json.loads(ours.stdout)["rows"]}
+    assert rows[GROUP]["type"] == "CONSUME_POP", rows.get(GROUP)
+    assert f"{GROUP}_{TOPIC}" not in rows
+    if f"{GROUP}_{TOPIC}" in theirs.stdout:
+        assert f"left out {GROUP}_{TOPIC}" in ours.stderr, ours.stderr
+
+
+def _watch_json(cluster: RocketMQ, cap: Captures, name: str, *args: str) -> dict:
+    proc = _mqctl(cluster, cap, name, "consumerProgress", "-g", GROUP, "-t", TOPIC, *args, "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _stopped_consumer_is_stop(cluster: RocketMQ, cap: Captures, fidelity) -> None:  # type: ignore[no-untyped-def]
+    """No consumer, one new message per queue: nothing moves for 10 s -> STOP on every queue."""
+    cluster.produce(TOPIC, [f"send TagA late-{i} {i % 4} {BROKERS[i // 4]}" for i in range(8)])
+    sample = _watch_json(cluster, cap, "mqctl-consumerProgress-watch-stop", "--watch", "5", "--samples", "4")
+    statuses = {q["status"] for q in sample["queues"] if q["topic"] == TOPIC}
+    fidelity.check("pop: --watch, the consumer stopped with lag left -> STOP", statuses, {"STOP"})
+    assert statuses == {"STOP"}, sample
+
+
+def _offsets(cluster: RocketMQ, cap: Captures, name: str) -> dict[tuple[str, int], tuple[int, int]]:
+    return _mqadmin_rows(cluster, cap, name, TOPIC)
+
+
+def _resets(cluster: RocketMQ, proxy: Proxy, cap: Captures, fidelity, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """resetOffsetByTime on the POP group, with a consumer popping through the proxy and without;
+    then apache/rocketmq #9038's setting (useServerSideResetOffset=false)."""
+    total = {k: v[0] for k, v in _offsets(cluster, cap, "mqadmin-consumerProgress-t-before-reset").items()}
+    # 1. online: a SimpleConsumer pops everything (the 8 late messages), then the group is reset to
+    #    the start: the consumer gets every message of the topic again.
+    stop = tmp_path / "stop-reset-consumer"
+    bg = proxy.grpc_consumer_start("simple", TOPIC, GROUP, stop_file=stop, options=["invisible=20"])
+    try:
+        _wait(
+            lambda: all(c == b for b, c in _offsets(cluster, cap, "mqadmin-before-online-reset").values()), 40
+        )
+        reset = _mqctl(
+            cluster,
+            cap,
+            "mqctl-reset-online",
+            "resetOffsetByTime",
+            "-g",
+            GROUP,
+            "-t",
+            TOPIC,
+            "-s",
+            "0",
+            "--execute",
+        )
+        assert reset.returncode == 0, reset.stderr
+        executed = next(line for line in reset.stderr.splitlines() if line.startswith("EXECUTED"))
+        assert "popped within the last 10 minutes: online" in executed, reset.stderr
+        assert "queue(s) read back at their targets" in executed, reset.stderr
+        _wait(
+            lambda: all(c == b for b, c in _offsets(cluster, cap, "mqadmin-after-online-reset").values()), 60
+        )
+        got = proxy.grpc_consumer_finish(bg, stop, timeout=60)
+    finally:
+        if bg.poll() is None:
+            stop.touch()
+            bg.kill()
+    again = Counter((e.broker, e.queue_id, e.offset) for e in got.received if not e.retry)
+    want = {(b, q, o) for (b, q), n in total.items() for o in range(n)}
+    fidelity.check(
+        "pop: after an online reset to the start the consumer got every message again",
+        set(again) >= want,
+        True,
+    )
+    assert set(again) >= want, sorted(want - set(again))[:10]
+    # 2. offline: nobody pops; the reset to the end takes, and the next consumer gets only what is new
+    reset = _mqctl(
+        cluster,
+        cap,
+        "mqctl-reset-to-now",
+        "resetOffsetByTime",
+        "-g",
+        GROUP,
+        "-t",
+        TOPIC,
+        "-s",
+        "now",
+        "--execute",
+    )
+    assert reset.returncode == 0, reset.stderr
+    sent = cluster.produce(
+        TOPIC, ["send TagA after-reset-0 0 broker-a", "send TagA after-reset-1 1 broker-b"]
+    )
+    after = proxy.grpc_consume("simple", TOPIC, GROUP, idle=6, options=["invisible=20"])
+    fidelity.check(
+        "pop: after a reset to now the consumer got only the new messages",
+        sorted((e.broker, e.queue_id, e.offset) for e in after.received),
+        sorted((m.broker, m.queue_id, m.offset) for m in sent),
+    )
+    assert sorted(e.keys or "" for e in after.received if not e.retry) == ["after-reset-0", "after-reset-1"]
+    _apache_9038(cluster, proxy, cap, tmp_path)
+
+
+def _apache_9038(cluster: RocketMQ, proxy: Proxy, cap: Captures, tmp_path: Path) -> None:
+    """useServerSideResetOffset=false (the 5.1.4 default): a reset reaches only clients registered
+    with the broker, and a POP consumer behind a proxy is not. mqctl refuses before writing; what
+    mqadmin does (its queue-by-queue fallback) and what the consumer then gets is recorded."""
+    from matrix_servers import CLUSTER
+
+    def setting(value: str) -> None:
+        cluster.mqadmin_ok("updateBrokerConfig", "-c", CLUSTER, "-k", "useServerSideResetOffset", "-v", value)
+
+    setting("false")
+    stop = tmp_path / "stop-9038"
+    bg = proxy.grpc_consumer_start("simple", TOPIC, GROUP, stop_file=stop, options=["invisible=20"])
+    try:
+        time.sleep(4)
+        before = _offsets(cluster, cap, "mqadmin-9038-before")
+        refused = _mqctl(
+            cluster,
+            cap,
+            "mqctl-reset-9038",
+            "resetOffsetByTime",
+            "-g",
+            GROUP,
+            "-t",
+            TOPIC,
+            "-s",
+            "0",
+            "--execute",
+        )
+        assert refused.returncode == 5 and "useServerSideResetOffset=false" in refused.stderr, refused.stderr
+        assert _offsets(cluster, cap, "mqadmin-9038-after-mqctl") == before
+        cap.keep(
+            "mqadmin-reset-9038", cluster.mqadmin("resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "-s", "0")
+        )
+        time.sleep(12)
+        cap.keep(
+            "mqadmin-consumerProgress-t-9038-after-mqadmin",
+            cluster.mqadmin("consumerProgress", "-g", GROUP, "-t", TOPIC),
+        )
+        got = proxy.grpc_consumer_finish(bg, stop, timeout=60)
+    finally:
+        if bg.poll() is None:
+            stop.touch()
+            bg.kill()
+        setting("true")
+    (cap.dir / "grpc-9038-received.txt").write_text(
+        f"after mqadmin resetOffsetByTime -s 0 with useServerSideResetOffset=false the consumer received "
+        f"{len(got.received)} message(s):\n"
+        + "\n".join(f"{e.broker} {e.queue_id} {e.offset} {e.keys}" for e in got.received)
+        + "\n"
+    )
+    print(
+        f"\nproxy {cluster.version}: #9038 setting, mqadmin's reset: the consumer received {len(got.received)} message(s)"
+    )
+
+
+def _wait(ok, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not ok():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(1)
+
+
+HOLD = "pop-hold"
+
+
+def _inflight(cluster: RocketMQ, proxy: Proxy, cap: Captures, fidelity, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Three messages the client receives and holds (invisible 60 s, never acknowledged) among five:
+    mqctl's in flight is those three, on the queues they came from (counted by the client), while
+    the committed offsets already say "done"."""
+    cluster.produce(
+        TOPIC, [f"send TagA {HOLD if i < 3 else f'quick-{i}'} {i % 4} {BROKERS[i % 2]}" for i in range(5)]
+    )
+    stop = tmp_path / "stop-hold"
+    bg = proxy.grpc_consumer_start(
+        "simple", TOPIC, GROUP, stop_file=stop, options=[f"noack={HOLD}", "invisible=60", "rounds=3"]
+    )
+    held = proxy.grpc_consumer_finish(bg, stop, timeout=90, stop=False)
+    assert len(held.not_acked) == 3, held.stdout[-3000:]
+    doc = json.loads(
+        _mqctl(
+            cluster,
+            cap,
+            "mqctl-consumerProgress-g-json-inflight",
+            "consumerProgress",
+            "-g",
+            GROUP,
+            "-o",
+            "json",
+        ).stdout
+    )
+    theirs = Counter((e.broker, e.queue_id) for e in held.not_acked)
+    ours = Counter(
+        {
+            (r["brokerName"], r["queueId"]): r["inflight"]
+            for r in doc["rows"]
+            if r["topic"] == TOPIC and r["inflight"]
+        }
+    )
+    fidelity.check(
+        "pop: in flight per queue = messages the client holds unacknowledged", dict(ours), dict(theirs)
+    )
+    assert doc["pop"]["inflight"] == 3 and ours == theirs, (doc["pop"], doc["rows"])
+    assert doc["pop"]["waiting"] == 0  # the committed offsets moved at pop time

@@ -106,7 +106,18 @@ def reset_runs(cluster: RocketMQ, time_data: TimeData) -> list[ResetRun]:
         as_json = cluster.mqctl(*args, "--output", "json")
         as_plain = cluster.mqctl(*args, "--output", "plain")
         live = cluster.run(
-            [sys.executable, "-m", "mqctl", *args, "--output", "json", "-n", cluster.namesrv_addr, "--timeout", "60"],
+            [
+                sys.executable,
+                "-m",
+                "mqctl",
+                *args,
+                "--output",
+                "json",
+                "-n",
+                cluster.namesrv_addr,
+                "--timeout",
+                "60",
+            ],
             cwd=REPO,
         )
         runs.append(ResetRun(label, ts, as_json, as_plain, live, cluster.mqadmin_ok(*args)))
@@ -153,7 +164,9 @@ def test_dry_run_plain_equals_mqadmin_table(reset_runs: list[ResetRun], fidelity
     assert ok, "plain output differs from mqadmin's table, see the fidelity section"
 
 
-def test_live_dry_run_targets_equal_broker_reset(cluster: RocketMQ, reset_runs: list[ResetRun], fidelity) -> None:
+def test_live_dry_run_targets_equal_broker_reset(
+    cluster: RocketMQ, reset_runs: list[ResetRun], fidelity
+) -> None:
     """The same times planned live (-n: the brokers search by time, SEARCH_OFFSET_BY_TIMESTAMP
     with 5.x's LOWER boundary; 4.x's own search) against the offsets mqadmin's reset set."""
     ok = True
@@ -164,7 +177,9 @@ def test_live_dry_run_targets_equal_broker_reset(cluster: RocketMQ, reset_runs: 
         if run.live_proc.returncode == 0:
             doc = json.loads(run.live_proc.stdout)
             assert doc["executed"] is False
-            ours = {(r["brokerName"], r["queueId"]): r["targetOffset"] for r in doc["rows"] if r["topic"] == TOPIC}
+            ours = {
+                (r["brokerName"], r["queueId"]): r["targetOffset"] for r in doc["rows"] if r["topic"] == TOPIC
+            }
         theirs = parse_reset_table(run.mqadmin_stdout, cluster.version.offline_reset_path)
         ok &= fidelity.check(f"{what} targets", ours, theirs)
     assert ok, "mqctl's live targets differ from the broker's, see the fidelity section"

@@ -37,7 +37,9 @@ def _mqctl(cluster: RocketMQ, *args: str, live: bool = True) -> str:
 
 def _sample(cluster: RocketMQ, history: Path) -> dict:
     """One cron-style read, appended to the history; the queue's row."""
-    doc = json.loads(_mqctl(cluster, "consumerProgress", "-g", GROUP, "-t", TOPIC, "--history", str(history), "-o", "json"))
+    doc = json.loads(
+        _mqctl(cluster, "consumerProgress", "-g", GROUP, "-t", TOPIC, "--history", str(history), "-o", "json")
+    )
     return next(r for r in doc["rows"] if r["topic"] == TOPIC)
 
 
@@ -50,7 +52,9 @@ def _status(cluster: RocketMQ, history: Path, window: int) -> dict:
     return next(q for q in doc["queues"] if q["topic"] == TOPIC)
 
 
-def test_live_stuck_stop_rewind(cluster: RocketMQ, fidelity, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_stuck_stop_rewind(
+    cluster: RocketMQ, fidelity, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
     cluster.admin(f"topic:{TOPIC}:1:{BROKER}", f"group:{GROUP}:{BROKER}")
     sent = cluster.produce(TOPIC, [f"send TagW {k} 0 {BROKER}" for k in ("w-0", "w-1", POISON, "w-3", "w-4")])
@@ -73,7 +77,8 @@ def test_live_stuck_stop_rewind(cluster: RocketMQ, fidelity, tmp_path: Path, mon
             time.sleep(1)
         # a message every 0.4 s for ~24 s: the client pulls them, the committed offset stays
         producer = threading.Thread(
-            target=cluster.produce, args=(TOPIC, [f"send TagW m-{i} 0 {BROKER}\nsleep 400" for i in range(60)])
+            target=cluster.produce,
+            args=(TOPIC, [f"send TagW m-{i} 0 {BROKER}\nsleep 400" for i in range(60)]),
         )
         producer.start()
         time.sleep(2)
@@ -81,14 +86,18 @@ def test_live_stuck_stop_rewind(cluster: RocketMQ, fidelity, tmp_path: Path, mon
             _sample(cluster, history)
             time.sleep(2)
         stuck = _status(cluster, history, 6)
-        why = json.loads(_mqctl(cluster, "consumerProgress", "-g", GROUP, "--why", f"{TOPIC}/{BROKER}/0", "-o", "json"))
+        why = json.loads(
+            _mqctl(cluster, "consumerProgress", "-g", GROUP, "--why", f"{TOPIC}/{BROKER}/0", "-o", "json")
+        )
     finally:
         stop.touch()
         if producer is not None:
             producer.join(timeout=120)
         consumer.join(timeout=200)
     expected_stuck = "STALL" if cluster.version.legacy else "STUCK"
-    ok = fidelity.check(f"watch: a consumer hanging on one message -> {expected_stuck}", stuck["status"], expected_stuck)
+    ok = fidelity.check(
+        f"watch: a consumer hanging on one message -> {expected_stuck}", stuck["status"], expected_stuck
+    )
     message = why["message"] or {}
     ok &= fidelity.check(
         "watch --why: the message the committed offset waits on",
@@ -99,12 +108,16 @@ def test_live_stuck_stop_rewind(cluster: RocketMQ, fidelity, tmp_path: Path, mon
     for _ in range(7):
         _sample(cluster, history)
         time.sleep(2)
-    ok &= fidelity.check("watch: consumer and producer gone, lag left -> STOP", _status(cluster, history, 6)["status"], "STOP")
+    ok &= fidelity.check(
+        "watch: consumer and producer gone, lag left -> STOP", _status(cluster, history, 6)["status"], "STOP"
+    )
     _mqctl(cluster, "resetOffsetByTime", "-g", GROUP, "-t", TOPIC, "--to-earliest", "--execute")
     time.sleep(1)
     row = _sample(cluster, history)
     ok &= fidelity.check("watch: the reset to earliest as seen live", row["consumerOffset"], 0)
-    ok &= fidelity.check("watch: a reset backwards -> REWIND", _status(cluster, history, 6)["status"], "REWIND")
+    ok &= fidelity.check(
+        "watch: a reset backwards -> REWIND", _status(cluster, history, 6)["status"], "REWIND"
+    )
     blocked = [m for run in got for m in run if m.offset == 2]
     assert not blocked, "the poison message must never be acknowledged"
     assert ok, "watch statuses differ from what the scenario did, see the fidelity section"

@@ -107,6 +107,8 @@ def broker_answer(cluster: Cluster, b: Broker, code: int, fields: Mapping[str, s
         14: _query_offset,
         15: _update_offset,
         222: _reset_offset,
+        26: _broker_config,
+        345: _query_subscription,
     }
     handler = handlers.get(code)
     if handler is None:
@@ -321,3 +323,17 @@ def _reset_offset(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
         return Reply(1, f"Target offset {offset} not in consume queue range [{q.min_offset}-{q.max_offset}]")
     _store_offset(b, group, f.get("topic", ""), _int(f, "queueId", -1), offset)
     return Reply()
+
+
+def _broker_config(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
+    """GET_BROKER_CONFIG: properties lines (MixAll.properties2String), a few of a real broker's."""
+    side = "true" if b.server_side_reset else "false"
+    return _ok(f"brokerName={b.name}\nuseServerSideResetOffset={side}\ntimerWheelEnable=true\n")
+
+
+def _query_subscription(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
+    """QUERY_SUBSCRIPTION_BY_CONSUMER: the compensation table's entry; fastjson leaves a null out."""
+    group, topic = f.get("group", ""), f.get("topic", "")
+    expr = b.compensated.get((group, topic))
+    data = "" if expr is None else f',"subscriptionData":{_subscription(topic, expr)}'
+    return _ok(f'{{"group":{js(group)}{data},"topic":{js(topic)}}}')

@@ -100,6 +100,8 @@ class Broker:
     phys: dict[tuple[str, int, int], int] = field(default_factory=dict)  # (topic, qid, offset) -> phys
     server_side_reset: bool = True  # 5.x useServerSideResetOffset: 222 with an offset writes the table
     drop_writes: bool = False  # answers offset writes with success and keeps nothing (a broken broker)
+    # POP consumers through a proxy leave (group, topic) -> expression in the compensation table
+    compensated: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def build_commitlog(self) -> None:
         """Every live message as a commit-log record, at consecutive physical offsets."""

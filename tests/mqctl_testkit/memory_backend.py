@@ -43,6 +43,7 @@ from mqctl.model import (
     WriteResult,
     java_string_hash,
 )
+from mqctl.model.pop import PopAck, PopCheckpoint, PopWheel
 
 
 @dataclass
@@ -84,6 +85,15 @@ class MemoryBackend:
         self.warnings: list[BackendWarning] = []
         self.fail_commit_after: int | None = None  # commit this many brokers, then fail
         self.writes: list[dict[MessageQueue, int]] = []
+        # POP (RocketMQ 5 through a proxy): (group, topic) -> expression a broker's compensation
+        # table holds; broker -> its settings; (proxy address, group) -> what the proxy lists.
+        self.compensated: dict[tuple[str, str], str] = {}
+        self.settings: dict[str, dict[str, str]] = {}
+        self.proxy_connections: dict[tuple[str, str], ConsumerConnection] = {}
+        self.stored: dict[QueueOffset, StoredMessage] = {}  # messages with ids, keys, reconsume times
+        self.wheel_cks: list[PopCheckpoint] = []  # POP checkpoints and acks in the timer wheels
+        self.wheel_acks: list[PopAck] = []
+        self.wheel_readable = True
 
     def __enter__(self) -> MemoryBackend:
         return self
@@ -177,13 +187,40 @@ class MemoryBackend:
         pull = self.pull_offsets.get((group, mq.broker_name, mq.topic, mq.queue_id))
         return QueueStat(mq, q.max, consumer, last, pull, q.min if detail else None, raw >= 0)
 
-    def consumer_connection(self, group: str) -> ConsumerConnection:
+    def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
         self.calls["consumer_connection"] += 1
+        if at is not None:
+            if (at, group) not in self.proxy_connections:
+                raise NotFoundError(f"consumer group {group!r} has no consumer online at {at}")
+            return self.proxy_connections[(at, group)]
         if not self.connections:
             raise NotAvailableError("no connections in this backend")
         if group not in self.connections:
             raise NotFoundError(f"the consumer group[{group}] not online")
         return self.connections[group]
+
+    def recent_subscriptions(self, group: str, topics: Sequence[str]) -> Mapping[str, str]:
+        self.calls["recent_subscriptions"] += 1
+        return {t: e for (g, t), e in self.compensated.items() if g == group and t in topics}
+
+    def broker_settings(self, broker: str) -> Mapping[str, str]:
+        self.calls["broker_settings"] += 1
+        return dict(self.settings.get(broker, {}))
+
+    def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
+        """The wheel entries set by the test whose pop time is at or after ``since_ms`` (a broker
+        stores a checkpoint or an ack at its pop or ack time, never before the pop)."""
+        self.calls["pop_checkpoints"] += 1
+        if not self.wheel_readable:
+            raise NotAvailableError("no timer wheel in this backend")
+
+        cks = tuple(
+            c for c in self.wheel_cks if c.group == group and c.broker in brokers and c.pop_time >= since_ms
+        )
+        acks = tuple(
+            a for a in self.wheel_acks if a.group == group and a.broker in brokers and a.pop_time >= since_ms
+        )
+        return PopWheel(cks, acks, tuple((b, since_ms) for b in brokers))
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1
@@ -233,6 +270,8 @@ class MemoryBackend:
 
     def message_at(self, position: QueueOffset) -> StoredMessage | None:
         self.calls["message_at"] += 1
+        if position in self.stored:
+            return self.stored[position]
         q = self._q(position.queue)
         if not q.min <= position.offset < q.max:
             return None

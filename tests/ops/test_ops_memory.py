@@ -103,7 +103,9 @@ def test_repeated_samples_ask_only_for_positions_not_seen() -> None:
     real = b.store_times
 
     def spy(positions):  # type: ignore[no-untyped-def]
-        asked.append(sorted((p.queue.broker_name, p.queue.topic, p.queue.queue_id, p.offset) for p in positions))
+        asked.append(
+            sorted((p.queue.broker_name, p.queue.topic, p.queue.queue_id, p.offset) for p in positions)
+        )
         return real(positions)
 
     b.store_times = spy  # type: ignore[method-assign]
@@ -114,7 +116,9 @@ def test_repeated_samples_ask_only_for_positions_not_seen() -> None:
     assert asked == [[(A, R, 0, 4), (A, T, 0, 2), (B, T, 1, 3)]]
     again = progress.group_progress(b, "G", now_ms=NOW, time_cache=cache)
     assert len(asked) == 1  # nothing moved: no question at all
-    assert [r.oldest_unconsumed_timestamp for r in again.rows] == [r.oldest_unconsumed_timestamp for r in first.rows]
+    assert [r.oldest_unconsumed_timestamp for r in again.rows] == [
+        r.oldest_unconsumed_timestamp for r in first.rows
+    ]
     b.committed["G"][(A, T, 0)] = 4
     moved = progress.group_progress(b, "G", now_ms=NOW, time_cache=cache)
     assert asked[1:] == [[(A, T, 0, 4)]]  # only the queue that moved

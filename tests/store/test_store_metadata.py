@@ -123,5 +123,3 @@ def test_truncated_is_corrupt(n: int) -> None:
         decode_subscription_groups(GROUP_TEXT[:n].encode())
     with pytest.raises(StoreCorruptError):
         decode_topics(SPEC_TOPICS_COMPACT[: n % len(SPEC_TOPICS_COMPACT)].encode())
-
-

@@ -82,6 +82,9 @@ class GroupWindow:
         self.n = 0
         self.stuck_cache: dict[tuple[MessageQueue, int], StuckMessage] = {}
         self._said: set[str] = set()
+        from mqctl.ops.watch.pop import RetryReader
+
+        self.pop_reader = RetryReader(retry_scan)  # a POP group's retry queues, each entry read once
         for s in seed:
             self._append(s)
 
@@ -182,6 +185,10 @@ class GroupSampler:
         view, stuck = self.window.add(
             rules.sample_from_progress(result, self.backend.kind, self.topic), notes
         )
+        if result.pop is not None:  # a POP group: STUCK shows in its POP retry topic
+            from mqctl.ops.watch.pop import mark_stuck
+
+            view = mark_stuck(self.backend, result, view, stuck, self.window.pop_reader, notes)
         if self._first and self.backend.kind.reads_files:
             notes.insert(0, STORE_NOTE)
         self._first = False

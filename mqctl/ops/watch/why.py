@@ -129,6 +129,15 @@ def explain(
     """``--why TOPIC/BROKER/QID``: find the queue, then its stuck message."""
     topic, broker, qid = ref
     stat = find_queue(backend, group, broker, qid, topic)
+    from mqctl.model.pop import parse_pop_retry
+
+    if parse_pop_retry(stat.queue.topic, group) is not None:  # a POP group's retry queue
+        from mqctl.ops.watch.pop import RetryReader, pop_stuck_message
+
+        reader = RetryReader(retry_scan)
+        copies = reader.read(backend, stat)
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        return pop_stuck_message(group, stat, copies, reader.scanned, now)
     return stuck_message(backend, group, stat, now_ms=now_ms, retry_scan=retry_scan)
 
 
