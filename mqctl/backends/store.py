@@ -219,6 +219,18 @@ class StoreBackend:
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         raise NotAvailableError(f"a broker store knows no clients (client {client_id!r})", _LIVE_ONLY_HINT)
 
+    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+        from mqctl.store.offsets import BROADCAST, split_offset_key
+
+        out: dict[str, dict[MessageQueue, int]] = {}
+        for name in self.broker_names():
+            for key, queues in self._brokers[name].offsets.table.offsets.items():
+                parts = split_offset_key(key)
+                if parts is not None and parts[2] == BROADCAST:
+                    mine = out.setdefault(parts[1], {})
+                    mine.update((MessageQueue(parts[0], name, qid), off) for qid, off in queues.items())
+        return out
+
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
         """The search of the broker line that wrote the store: 4.x picks a consume-queue file by

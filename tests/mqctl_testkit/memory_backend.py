@@ -84,6 +84,8 @@ class MemoryBackend:
         self.warnings: list[BackendWarning] = []
         self.fail_commit_after: int | None = None  # commit this many brokers, then fail
         self.writes: list[dict[MessageQueue, int]] = []
+        # group -> queue -> a 5.1+ broker's topic@group@broadcast pull position
+        self.broadcast_pulls: dict[str, dict[MessageQueue, int]] = {}
 
     def __enter__(self) -> MemoryBackend:
         return self
@@ -184,6 +186,10 @@ class MemoryBackend:
         if group not in self.connections:
             raise NotFoundError(f"the consumer group[{group}] not online")
         return self.connections[group]
+
+    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+        self.calls["broadcast_pull_offsets"] += 1
+        return {g: dict(o) for g, o in self.broadcast_pulls.items()}
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1
