@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from mqctl.render import broadcast_groups as bcg
 from mqctl.render.plain import front, java_2f, ljust, local_datetime, local_datetime_ms
 
 if TYPE_CHECKING:
@@ -303,6 +304,7 @@ GROUP_FIELDS = (
     "foundIn",
     "topics",
     "brokers",
+    *bcg.FIELDS,
 )
 
 
@@ -314,13 +316,14 @@ def _group_values(g: GroupSummary) -> dict:
         "type": g.consume_type,
         "model": g.message_model,
         "tps": g.tps,
-        "diffTotal": g.diff_total,
-        "maxLagMs": None if g.time_unknown else g.max_lag_ms,
+        "diffTotal": None if bcg.unknown(g) else g.diff_total,
+        "maxLagMs": None if g.time_unknown or bcg.unknown(g) else g.max_lag_ms,
         "queues": g.queues,
         "queuesAboveMax": g.queues_above_max,
         "foundIn": list(g.found_in),
         "topics": g.topics,
         "brokers": g.brokers,
+        **bcg.values(g),
     }
 
 
@@ -367,13 +370,15 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
     rows, styles = [], []
     for g in groups:
         name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
+        name += " (broadcast)" if g.offsets_on_clients else ""
         version = version_name(g.version) if g.version is not None else "-"
+        lag_time = UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-"
         rows.append(
             [
                 name,
                 *([g.clients, version] if live else []),
-                g.diff_total,
-                UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
+                bcg.ON_CLIENTS if bcg.unknown(g) else g.diff_total,
+                bcg.ON_CLIENTS if bcg.unknown(g) else lag_time,
                 *([f"{g.tps or 0.0:.2f}"] if live else []),
                 ", ".join(g.topics),
                 ", ".join(g.brokers),
@@ -387,6 +392,8 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
         footer.append(
             "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin does not list it"
         )
+    if any(g.offsets_on_clients for g in groups):
+        footer.append(bcg.FOOTER)
     if any(styles):
         footer.append(LEGEND)
     if not live:

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mqctl.errors import MqctlError
 
@@ -42,8 +42,26 @@ class Tick:
     progress: GroupProgress
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def each(self) -> list[Tick]:
+        """The windows of this sample (one; a broadcasting group's tick has one per client)."""
+        return [self]
 
-Sink = Callable[[Tick], None]
+
+class Sampled(Protocol):
+    """What a sampler's ``take`` gives: a Tick, or one per client of a broadcasting group."""
+
+    warnings: list[str]
+
+    @property
+    def each(self) -> list[Tick]: ...
+
+
+class Sampler(Protocol):
+    def take(self, now_ms: int | None = None) -> Sampled: ...
+
+
+Sink = Callable[[Any], None]
 
 
 class GroupSampler:
@@ -71,18 +89,31 @@ class GroupSampler:
 
     def take(self, now_ms: int | None = None) -> Tick:
         from mqctl.ops import progress
-        from mqctl.ops.watch import rules
 
         if not self._first:
             self.backend.refresh()
         result = progress.group_progress(
             self.backend, self.group, self.topic, now_ms=now_ms, time_cache=self.time_cache
         )
-        self.samples.append(rules.sample_from_progress(result, self.backend.kind, self.topic))
+        return self.judge(result)
+
+    def judge(self, result: GroupProgress, client: str | None = None) -> Tick:
+        """One read into the window, judged: this sampler's own (``take``) or, for a broadcasting
+        group, one client's rows from a read of all its clients (``client``: its label)."""
+        from dataclasses import replace
+
+        from mqctl.ops.watch import rules
+
+        sample = rules.sample_from_progress(result, self.backend.kind, self.topic)
+        if client is not None:  # a client's file holds no pull offsets
+            sample = replace(
+                sample, client=client, points=tuple(replace(p, pull_offset=None) for p in sample.points)
+            )
+        self.samples.append(sample)
         view = rules.evaluate(self.samples, self.rules)
         notes: list[str] = []
         stuck = self._stuck(view, notes)
-        if self._first and self.backend.kind.reads_files:
+        if self._first and self.backend.kind.reads_files and client is None:
             notes.insert(0, STORE_NOTE)
         self._first = False
         return Tick(view, stuck, result, self._once([*result.warnings, *notes]))
@@ -134,7 +165,7 @@ def ticks(interval_s: float, samples: int | None = None, now_ms: int | None = No
 
 
 def run(
-    sampler: GroupSampler,
+    sampler: Sampler,
     times: Iterable[int | None],
     sink: Sink,
     *,
@@ -150,5 +181,7 @@ def run(
         tick = sampler.take(t)
         sink(tick)
         if history is not None:
-            append_line(history, codec.sample_line(tick.view, tick.stuck))
-        rules.check_status(tick.view, max_status)
+            for one in tick.each:
+                append_line(history, codec.sample_line(one.view, one.stuck))
+        for one in tick.each:
+            rules.check_status(one.view, max_status)
