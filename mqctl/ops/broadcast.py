@@ -137,18 +137,24 @@ def not_on_broker(model: GroupModel, group: str) -> NotAvailableError:
 
 
 def _broker_queues(
-    backend: Backend, group: str, topics: Iterable[str], warnings: list[str]
+    backend: Backend, group: str, topics: Iterable[str], warnings: list[str], *, given: bool = False
 ) -> tuple[dict[MessageQueue, QueueStat], list[BrokerFailure]]:
     """Each queue of the topics as the brokers have it (max, min): one consume-stats question per
-    topic (the committed offsets in it are the broker's, meaningless here, and not used)."""
+    topic (the committed offsets in it are the broker's, meaningless here, and not used). A topic
+    only the files name that no broker has any more is left out, said on stderr; a topic the user
+    named (``given``) or a group the brokers do not know is NotFoundError (exit 3, not a clean 0)."""
     queues: dict[MessageQueue, QueueStat] = {}
     failures: list[BrokerFailure] = []
     for t in topics:
-        try:
-            stats = backend.consume_stats(group, t, detail=True)
-        except NotFoundError as exc:
-            warnings.append(f"topic {t} (in the clients' files): {exc.message}; its offsets are left out")
-            continue
+        if not given:
+            try:
+                backend.topic_route(t)
+            except NotFoundError:
+                warnings.append(
+                    f"topic {t} (in the clients' files) is on no broker any more: its offsets are left out"
+                )
+                continue
+        stats = backend.consume_stats(group, t, detail=True)
         queues.update((q.queue, q) for q in stats.queues)
         failures += stats.failures
     return queues, failures
@@ -279,7 +285,7 @@ def client_progress(
     subscribed = model.subscriptions if model.broadcasting else ()
     named = [t for c in clients for t in c.topics()]
     topics = [topic] if topic else list(dict.fromkeys([*named, *subscribed]))
-    queues, failures = _broker_queues(backend, group, topics, warnings)
+    queues, failures = _broker_queues(backend, group, topics, warnings, given=topic is not None)
     warnings += _outside(clients, queues, topic)
     times = store_times(backend, _positions(clients, queues), {} if time_cache is None else time_cache)
     online = {c.client_id for c in model.clients}

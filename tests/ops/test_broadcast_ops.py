@@ -188,3 +188,18 @@ def test_a_store_time_that_cannot_be_read_fails_after_the_gates() -> None:
     cp = ClientProgress(client("bcA", BC_A), GroupProgress(G, [row], NOW), 0, False)
     with pytest.raises(StoreCorruptError):
         broadcast.verdict(BroadcastProgress(G, (cp,), NOW, 1), Gates(10**9, None))
+
+
+def test_a_topic_gone_from_the_brokers_is_said_and_an_unknown_group_or_topic_is_not_found() -> None:
+    from mqctl.errors import NotFoundError
+
+    gone = MessageQueue("TopicGone", A, 0)
+    p = progress(world(), [client("bcA", {**BC_A, gone: 3})])
+    assert (
+        gone not in {r.queue for r in p.clients[0].progress.rows} and p.clients[0].progress.diff_total == 22
+    )
+    assert any("TopicGone (in the clients' files) is on no broker" in w for w in p.warnings)
+    with pytest.raises(NotFoundError):
+        broadcast.client_progress(world(), "GroupNobodyKnows", [client("bcA", BC_A)], now_ms=NOW)
+    with pytest.raises(NotFoundError):
+        broadcast.client_progress(world(), G, [client("bcA", BC_A)], "TopicGone", now_ms=NOW)
