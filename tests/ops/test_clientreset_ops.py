@@ -99,3 +99,37 @@ def test_a_file_written_moments_ago_belongs_to_a_running_client(tmp_path: Path) 
     assert "within two persist intervals" in (plan.plans[0].busy or "")
     with pytest.raises(RefusedError, match="may be running"):
         clientreset.apply(world(None), plan, directory=tmp_path / "journal")
+
+
+def test_a_write_that_stops_part_way_is_partial_and_its_undo_restores_what_landed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mqctl.errors import PartialWriteError
+    from mqctl.ops import clientjournal
+    from mqctl.store import clientwrite
+
+    cs = [_file(tmp_path, "bcA", BC_A), _file(tmp_path, "bcB", BC_B)]
+    before = {c.path: Path(c.path).read_bytes() for c in cs}
+    b = world(None)
+    plan = clientreset.plan(b, G, T, Target("earliest"), cs)
+    seen = []
+
+    def crash(name: str) -> None:
+        seen.append(name)
+        if name == "bak-partial" and seen.count(name) == 2:  # the second file's write begins
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(clientwrite, "_crash_point", crash)
+    with pytest.raises(PartialWriteError, match="1 of 2 client file"):
+        clientreset.apply(b, plan, persist_interval_ms=1, directory=tmp_path / "journal")
+    monkeypatch.setattr(clientwrite, "_crash_point", lambda name: None)
+    a_path, b_path = cs[0].path, cs[1].path
+    assert decode_client_offsets(Path(a_path).read_bytes()).as_dict()[A0] == 0  # landed: earliest
+    assert Path(b_path).read_bytes() == before[b_path]  # never written
+    record = clientjournal.read("latest", tmp_path / "journal")
+    assert record.state == "partial" and [c.written for c in record.clients] == [True, False]
+    time.sleep(0.01)
+    undo, restore = clientreset.plan_undo(b, record)
+    assert [p.client.path for p in undo.plans] == [a_path] and "never landed" in undo.notes[0]
+    clientreset.apply(b, undo, persist_interval_ms=1, restore=restore, directory=tmp_path / "journal")
+    assert {p: Path(p).read_bytes() for p in before} == before
