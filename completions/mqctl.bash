@@ -16,7 +16,7 @@ _mqctl() {
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --tags --verify-tags --max-lag --max-lag-time --sort --watch -w --window --max-status --why --history --status-from --retry-scan --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -o --no-headers -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --tags --verify-tags --max-lag --max-lag-time --sort --client-offsets --model --stale-after --watch -w --window --max-status --why --history --status-from --retry-scan --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -o --no-headers -h --help" -- "$cur") ) ;;
         allocateMQ)
             case "$prev" in
                 --strategy) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
@@ -30,7 +30,7 @@ _mqctl() {
                 --from-file) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --output) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--group -g --topic -t --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --lock-timeout --timestamp -s --force -f --broker -b --queue -q --offset -o --to-earliest --to-latest --to-offset --shift-by --by-duration --epoch-ms --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--group -g --topic -t --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --lock-timeout --client-offsets --persist-interval --timestamp -s --force -f --broker -b --queue -q --offset -o --to-earliest --to-latest --to-offset --shift-by --by-duration --epoch-ms --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -h --help" -- "$cur") ) ;;
         consumerConnection)
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;

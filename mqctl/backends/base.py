@@ -154,6 +154,13 @@ class Backend(Protocol):
         """What one client reports about itself, relayed by a broker (GET_CONSUMER_RUNNING_INFO)."""
         ...
 
+    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+        """group -> queue -> the 5.1+ broker's ``topic@group@broadcast`` entry: the minimum over a
+        broadcasting group's push clients seen in the last 120 s of the offset each last pulled from
+        (a pull position, never a committed offset); empty on 4.x and 5.0 brokers. One offset-table
+        question per broker (live: GET_ALL_CONSUMER_OFFSET); brokers that fail are warned about."""
+        ...
+
     # --- positions in queues (batches) -----------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
         """The broker's offset for each time (SEARCH_OFFSET_BY_TIMESTAMP), clamped to [min, max].

@@ -28,7 +28,7 @@ from mqctl.model.broadcast import CLIENT_ID_SEPARATOR, ClientOffsets
 from mqctl.store.clientoffsets import BAK_SUFFIX, CLIENT_OFFSETS_FILE, DEFAULT_STORE_DIR, load_client_offsets
 from mqctl.store.configread import DENIED_HINT
 
-__all__ = ["ClientFile", "find_client_files", "read_client_offsets"]
+__all__ = ["ClientFile", "client_groups", "find_client_files", "load", "read_client_offsets"]
 
 # <clientId>/<group>/offsets.json under HOST/<store dir>/ under PATH: 5 levels; a little room for
 # deeper gatherings (DATE/HOST/...), never an unbounded walk.
@@ -94,6 +94,47 @@ def _found_in(root: Path) -> list[ClientFile]:
     return found
 
 
+def _files_under(raw: Path, group: str | None) -> list[ClientFile]:
+    path = Path(raw)
+    try:
+        is_dir = path.is_dir()
+        exists = is_dir or path.exists()
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}", hint=DENIED_HINT) from None
+    if not exists:
+        raise StoreError(
+            f"{path}: no such file or directory", hint="give a client's offsets.json or its directory"
+        )
+    if is_dir:
+        return _found_in(path)
+    if group is None:  # the overview: a file's group is the directory it sits in, if laid out so
+        parent, grand = path.parent.name, path.parent.parent.name
+        return [
+            ClientFile(path, parent, grand, None)
+            if _looks_like_client_id(grand)
+            else ClientFile(path, None, None, None)
+        ]
+    return [_given_file(path, group)]
+
+
+def client_groups(paths: Sequence[Path]) -> dict[str, list[ClientFile]]:
+    """Every group's client files under ``paths`` (the overview), each file once, groups by name;
+    a file not laid out as ``<clientId>/<group>/offsets.json`` names no group and is left out."""
+    seen: set[str] = set()
+    out: dict[str, list[ClientFile]] = {}
+    for raw in paths:
+        for f in _files_under(raw, None):
+            real = os.path.realpath(f.path)
+            if f.group is None or real in seen:
+                continue
+            seen.add(real)
+            out.setdefault(f.group, []).append(f)
+    return {
+        g: sorted(fs, key=lambda f: (f.host or "", f.client_id or "", str(f.path)))
+        for g, fs in sorted(out.items())
+    }
+
+
 def find_client_files(paths: Sequence[Path], group: str) -> list[ClientFile]:
     """Every client file of ``group`` under ``paths``, each once, ordered by host, clientId, path.
 
@@ -104,18 +145,7 @@ def find_client_files(paths: Sequence[Path], group: str) -> list[ClientFile]:
     out: dict[str, ClientFile] = {}
     others: set[str] = set()
     for raw in paths:
-        path = Path(raw)
-        try:
-            is_dir = path.is_dir()
-            exists = is_dir or path.exists()
-        except OSError as exc:
-            raise StoreError(f"cannot read {path}: {exc.strerror or exc}", hint=DENIED_HINT) from None
-        if not exists:
-            raise StoreError(
-                f"{path}: no such file or directory", hint="give a client's offsets.json or its directory"
-            )
-        files = _found_in(path) if is_dir else [_given_file(path, group)]
-        for f in files:
+        for f in _files_under(raw, group):
             if f.group is not None and f.group != group:
                 others.add(f.group)
                 continue
@@ -146,22 +176,22 @@ def read_client_offsets(
 ) -> list[ClientOffsets]:
     """Each client instance's offsets for ``group`` found under ``paths`` (:func:`find_client_files`),
     loaded as the client would load them."""
-    result = []
-    for f in find_client_files(paths, group):
-        mtime = _mtime_ms(f.path)
-        loaded = load_client_offsets(f.path, retries=retries, retry_delay=retry_delay)
-        table = loaded.value
-        result.append(
-            ClientOffsets(
-                group=f.group,
-                client_id=f.client_id,
-                host=f.host,
-                path=str(f.path),
-                read_from=str(loaded.path) if loaded.path is not None else None,
-                mtime_ms=mtime,
-                offsets=table.entries if table is not None else (),
-                dialect=table.dialect if table is not None else None,
-                warning=loaded.warning,
-            )
-        )
-    return result
+    return [load(f, retries=retries, retry_delay=retry_delay) for f in find_client_files(paths, group)]
+
+
+def load(f: ClientFile, *, retries: int = 3, retry_delay: float = 0.05) -> ClientOffsets:
+    """One found file loaded as its client would load it (the file, else its ``.bak``)."""
+    mtime = _mtime_ms(f.path)
+    loaded = load_client_offsets(f.path, retries=retries, retry_delay=retry_delay)
+    table = loaded.value
+    return ClientOffsets(
+        group=f.group,
+        client_id=f.client_id,
+        host=f.host,
+        path=str(f.path),
+        read_from=str(loaded.path) if loaded.path is not None else None,
+        mtime_ms=mtime,
+        offsets=table.entries if table is not None else (),
+        dialect=table.dialect if table is not None else None,
+        warning=loaded.warning,
+    )

@@ -243,6 +243,18 @@ class StoreBackend:
     def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
         raise NotAvailableError("POP messages in flight are read from a running broker's timer wheel")
 
+    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+        from mqctl.store.offsets import BROADCAST, split_offset_key
+
+        out: dict[str, dict[MessageQueue, int]] = {}
+        for name in self.broker_names():
+            for key, queues in self._brokers[name].offsets.table.offsets.items():
+                parts = split_offset_key(key)
+                if parts is not None and parts[2] == BROADCAST:
+                    mine = out.setdefault(parts[1], {})
+                    mine.update((MessageQueue(parts[0], name, qid), off) for qid, off in queues.items())
+        return out
+
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:
         """The search of the broker line that wrote the store: 4.x picks a consume-queue file by

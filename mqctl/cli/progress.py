@@ -11,6 +11,7 @@ from mqctl.cli import progress_watch
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
+from mqctl.cli.progress_broadcast import BroadcastFlags, broadcast_options
 from mqctl.cli.progress_watch import WatchFlags, watch_options
 from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
@@ -115,6 +116,7 @@ _NowMsOpt = Annotated[int | None, typer.Option("--now-ms", hidden=True)]
 @output_options(headers=True)
 @cluster_options(mqadmin_cluster=True)
 @watch_options
+@broadcast_options
 def consumer_progress(
     group: _GroupOpt = None,
     topic: _TopicOpt = None,
@@ -127,26 +129,34 @@ def consumer_progress(
     now_ms: _NowMsOpt = None,
     *,
     over_time: WatchFlags,
+    bcast: BroadcastFlags,
     cluster: Cluster,
     out: Output,
 ) -> None:
+    from mqctl.cli import progress_broadcast
+
     group = group.strip() if group else None
     topic = topic.strip() if topic else None
     gates, sub = _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort)
     ip = show_client_ip is not None and true_false(show_client_ip, "-s/--showClientIP")
     if over_time.any:
         progress_watch.check_flags(over_time, group, tags=tags is not None, client_ip=ip, gates=gates.any)
+    progress_broadcast.check_flags(bcast, group, client_ip=ip, over_time=over_time)
     if over_time.status_from:
         assert group is not None
         return progress_watch.status_from(over_time, group, topic, out)
     if over_time.why or over_time.watch is not None:
         assert group is not None
-        mode = progress_watch.why if over_time.why else progress_watch.watch
-        return mode(over_time, group, topic, out, cluster, now_ms)
+        if over_time.watch is not None:
+            files, stale = bcast.client_offsets or [], bcast.stale_after_ms
+            return progress_watch.watch(over_time, group, topic, out, cluster, now_ms, files, stale)
+        return progress_watch.why(over_time, group, topic, out, cluster, now_ms)
     if group is None:
-        return _overview(cluster, gates, out, sort, now_ms)
+        return _overview(cluster, gates, out, sort, now_ms, bcast)
     query = dict(tags=sub, verify_tags=verify_tags, now_ms=now_ms, show_client_ip=ip)
-    return _group(cluster, group, topic, query, gates, over_time, out)
+    if bcast.client_offsets:
+        return progress_broadcast.clients(cluster, group, topic, query, gates, over_time, bcast, out)
+    return _group(cluster, group, topic, query, gates, over_time, out, bcast.declared)
 
 
 def _group(
@@ -157,18 +167,27 @@ def _group(
     gates: Any,
     f: WatchFlags,
     out: Output,
+    declared: str | None = None,
 ) -> None:
-    """One group: ops.progress.group_progress, recorded to --history when asked, drawn, judged."""
+    """One group: ops.progress.group_progress, recorded to --history when asked, drawn, judged. A
+    broadcasting group (--model, or told by the backend) gets the notice instead (exit 7)."""
+    from mqctl.cli.progress_broadcast import notice
     from mqctl.cli.progressbar import DelayedProgress
+    from mqctl.ops import broadcast as bcast
     from mqctl.ops import progress as ops
 
     fmt = out.fmt
     with cluster.open() as backend, DelayedProgress("scanning") as bar:
         path = progress_watch.history_path(f, backend.protected_paths())
-        # plain is mqadmin's columns only: live, that is one request per broker and no more.
-        detail = fmt is not OutputFormat.plain or backend.kind.reads_files or gates.max_lag_ms is not None
-        result = ops.group_progress(backend, group, topic, on_progress=bar.update, detail=detail, **query)
+        model = bcast.group_model(backend, group, declared) if declared == "BROADCASTING" else None
+        if model is None:
+            # plain is mqadmin's columns only: live, that is one request per broker and no more.
+            detail = fmt is not OutputFormat.plain or backend.kind.reads_files or gates.max_lag_ms is not None
+            result = ops.group_progress(backend, group, topic, on_progress=bar.update, detail=detail, **query)
+            model = None if declared else bcast.group_model(backend, group, None, result.rows)
         kind = backend.kind
+    if model is not None:
+        return notice(model, group, out, kind)
     view = None
     if path is not None:  # --history (cron): recorded even when a broker did not answer (incomplete)
         from mqctl.ops.watch.history import record
@@ -180,16 +199,21 @@ def _group(
     ops.verdict(result, gates, view, progress_watch.max_status(f))
 
 
-def _overview(cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int | None) -> None:
-    """Without -g: the groups overview."""
+def _overview(
+    cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int | None, bcast: BroadcastFlags
+) -> None:
+    """Without -g: the groups overview (its broadcasting groups said so, judged by their clients'
+    files when given)."""
     from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
+    from mqctl.ops.broadcast_overview import overview as with_broadcast
     from mqctl.render import overview
 
     with cluster.open() as backend, DelayedProgress("scanning") as bar:
         # Lag time costs two requests per lagging queue live: only when a gate needs it.
         lag_time = backend.kind.reads_files or gates.max_lag_ms is not None
         summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update, lag_time=lag_time)
+        summaries = with_broadcast(backend, summaries, bcast.client_offsets or (), now_ms=now_ms)
         for w in backend.take_warnings():
             warn(str(w))
         kind = backend.kind
@@ -201,6 +225,12 @@ def _overview(cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int 
         warn(
             f"{len(above)} group(s) have queues whose committed offset lies above the queue's max "
             f"(counted as 0 lag): {', '.join(above[:5])}{' ...' if len(above) > 5 else ''}"
+        )
+    unjudged = [g.group for g in summaries if g.offsets_on_clients and not g.client_files]
+    if unjudged and gates.any:
+        warn(
+            f"{len(unjudged)} broadcasting group(s) not judged by the gates: their progress lives on their "
+            f"clients (give their files with --client-offsets PATH): {', '.join(unjudged[:5])}"
         )
     ordered = ops.sort_groups(summaries, sort)
     emit(

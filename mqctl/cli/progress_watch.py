@@ -24,7 +24,7 @@ from mqctl.errors import UsageError
 if TYPE_CHECKING:
     from mqctl.cli.cluster import Cluster
     from mqctl.model import Rules
-    from mqctl.ops.watch.sampler import Tick
+    from mqctl.ops.watch.sampler import Sampled
 
 DEFAULT_INTERVAL = "2"
 STATUS_NAMES = "OK|WARN|REWIND|STOP|STALL|STUCK"
@@ -299,8 +299,17 @@ def why(
 
 
 def watch(
-    f: WatchFlags, group: str, topic: str | None, output: Output, cluster: Cluster, now_ms: int | None
+    f: WatchFlags,
+    group: str,
+    topic: str | None,
+    output: Output,
+    cluster: Cluster,
+    now_ms: int | None,
+    client_files: Sequence[Path] = (),
+    stale_after_ms: int | None = None,
 ) -> None:
+    """``client_files``: a broadcasting group's clients' offsets.json (--client-offsets): one
+    window per client."""
     from mqctl.ops.watch import sampler as ops
     from mqctl.ops.watch.history import read_history
 
@@ -308,11 +317,21 @@ def watch(
     interval, limit, fmt, rules = interval_s(f.watch), max_status(f), _format(output, "--watch"), rules_of(f)
     with cluster.open() as backend:
         path = history_path(f, backend.protected_paths())
-        seed: list[Any] = []
-        if path is not None:
-            seed, warnings = read_history(path, group, topic, rules.window * 3)
-            _warn_all(warnings)
-        sampler = ops.GroupSampler(backend, group, topic, rules, retry_scan=f.retry_scan, seed=seed)
+        sampler: Any
+        if client_files:
+            from mqctl.ops.watch.broadcast import BroadcastSampler
+
+            sampler = BroadcastSampler(
+                backend, group, topic, rules, client_files, retry_scan=f.retry_scan, history=path
+            )
+            if stale_after_ms is not None:
+                sampler.stale_after_ms = stale_after_ms
+        else:
+            seed: list[Any] = []
+            if path is not None:
+                seed, warnings = read_history(path, group, topic, rules.window * 3)
+                _warn_all(warnings)
+            sampler = ops.GroupSampler(backend, group, topic, rules, retry_scan=f.retry_scan, seed=seed)
         times = ops.ticks(interval, f.samples, now_ms)
         if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
             _live(sampler, times, group, path, limit)
@@ -335,13 +354,14 @@ def _pipe_sink(fmt: OutputFormat) -> Any:
     from mqctl.ops.watch import codec
     from mqctl.render import watch as render
 
-    def sink(tick: Tick) -> None:
+    def sink(tick: Sampled) -> None:
         _warn_all(tick.warnings)
-        if fmt is OutputFormat.json:
-            sys.stdout.write(codec.sample_line(tick.view, tick.stuck) + "\n")
-        else:
-            render.write_view(tick.view, sys.stdout, tick.stuck)
-            sys.stdout.write("\n")
+        for one in tick.each:  # one per client of a broadcasting group
+            if fmt is OutputFormat.json:
+                sys.stdout.write(codec.sample_line(one.view, one.stuck) + "\n")
+            else:
+                render.write_view(one.view, sys.stdout, one.stuck)
+                sys.stdout.write("\n")
         sys.stdout.flush()
 
     return sink
@@ -350,7 +370,7 @@ def _pipe_sink(fmt: OutputFormat) -> Any:
 def _live(sampler: Any, times: Any, group: str, path: Path | None, limit: str | None) -> None:
     """rich's Live redraws the table in place (no alternate screen: the last table stays when
     it ends); Ctrl-C stops it, restores the cursor, and the command exits 130."""
-    from rich.console import Console
+    from rich.console import Console, Group
     from rich.live import Live
     from rich.text import Text
 
@@ -361,8 +381,9 @@ def _live(sampler: Any, times: Any, group: str, path: Path | None, limit: str | 
     waiting: Any = Text(f"consumerProgress {group}: first sample ...")
     with Live(waiting, console=console, auto_refresh=False, transient=False, redirect_stdout=False) as live:
 
-        def sink(tick: Tick) -> None:
+        def sink(tick: Sampled) -> None:
             _warn_all(tick.warnings)
-            live.update(render.live_renderable(tick.view, console.width, tick.stuck), refresh=True)
+            views = [render.live_renderable(one.view, console.width, one.stuck) for one in tick.each]
+            live.update(views[0] if len(views) == 1 else Group(*views), refresh=True)
 
         run(sampler, times, sink, history=path, max_status=limit)

@@ -31,6 +31,7 @@ from mqctl.cli.reset_args import (
     plan_source,
     target_options,
 )
+from mqctl.cli.reset_clients import ClientOffsetsOpt, PersistIntervalOpt
 from mqctl.errors import ExitStatus, MqctlError, UsageError
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ def reset_offset_by_time(
     undo: UndoOpt = None,
     unsafe_ignore_abort_file: UnsafeIgnoreAbortFileOpt = False,
     lock_timeout: LockTimeoutOpt = 30.0,
+    client_offsets: ClientOffsetsOpt = None,
+    persist_interval: PersistIntervalOpt = None,
     now_ms: NowMsOpt = None,
     *,
     target: TargetFlags,
@@ -112,6 +115,11 @@ def reset_offset_by_time(
     topic = topic.strip() if topic else None
     scope = target.scope(now, from_file, undo)
     _check(execute and dry_run, export)
+    if client_offsets or persist_interval is not None or _client_undo(undo):
+        from mqctl.cli.reset_clients import ClientReset, reset_clients
+
+        req = ClientReset(group, topic, scope, target.forced, client_offsets, persist_interval, execute, undo)
+        return reset_clients(req, cluster, out, _backend, (from_file, export))
     record, plan_file = plan_source(undo, from_file, group, topic)
     if record is None and plan_file is None and (not group or not topic):
         raise UsageError("-g/--group and -t/--topic are required")
@@ -144,6 +152,15 @@ def reset_offset_by_time(
             warn(w)
     _report_write(journal)
     _exit_on_missed(journal)
+
+
+def _client_undo(undo: str | None) -> bool:
+    """--undo of a reset written into broadcasting clients' files (its own kind of journal record)."""
+    if undo is None:
+        return False
+    from mqctl.ops.clientjournal import is_client_journal
+
+    return is_client_journal(undo)
 
 
 def _check(contradiction: bool, export: str | None) -> None:

@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from mqctl.model.queues import MessageQueue
+from mqctl.model.clients import Connection
+from mqctl.model.plans import ResetPlan, Target
+from mqctl.model.queues import BackendTarget, BrokerFailure, MessageQueue, OffsetChange
+from mqctl.model.results import GroupProgress
+from mqctl.model.subexpr import SubExpr
 
 CLIENT_ID_SEPARATOR = "@"
 
@@ -53,3 +58,160 @@ class ClientOffsets:
 
     def topics(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(q.topic for q, _ in self.offsets))
+
+    @property
+    def label(self) -> str:
+        """How rows name the client: ``HOST/clientId`` when gathered from hosts (two containers of
+        two hosts may both be ``172.17.0.2@DEFAULT``), its clientId, else the file's path."""
+        name = self.client_id or self.path
+        return f"{self.host}/{name}" if self.host else name
+
+
+# A group's message model (ConsumerData.messageModel, as the clients' heartbeats tell the broker).
+BROADCASTING = "BROADCASTING"
+CLUSTERING = "CLUSTERING"
+
+# Where mqctl learnt that a group broadcasts.
+FROM_CLIENTS = "clients"  # live: the connected clients' heartbeats (consumerConnection's MessageModel)
+FROM_FLAG = "--model"  # the user said so (a store cannot tell)
+FROM_PULL_OFFSETS = "topic@group@broadcast"  # a 5.1+ broker tracked the group's push clients' pulls
+FROM_FILES = "client files"  # offsets.json files of the group were given
+
+# The overview's ``found_in`` for a group only its clients' files name.
+FOUND_CLIENT_FILES = "clientOffsets"
+
+
+@dataclass(frozen=True)
+class GroupModel:
+    """A broadcasting group as the backend sees it: where the model is known from, the client
+    instances the broker knows (live, online ones), and the 5.1+ broker's own pull positions.
+
+    ``pull_offsets``: the ``topic@group@broadcast`` entries of the brokers' offset tables: per
+    queue the minimum over the group's push clients seen in the last 120 s of the offset they
+    last pulled from (what was fetched, not what was consumed). Never a committed offset."""
+
+    model: str
+    source: str
+    clients: tuple[Connection, ...] = ()
+    pull_offsets: tuple[tuple[MessageQueue, int], ...] = ()
+    subscriptions: tuple[str, ...] = ()  # live: the topics the clients subscribe to
+
+    @property
+    def broadcasting(self) -> bool:
+        return self.model == BROADCASTING
+
+
+@dataclass(frozen=True)
+class ClientProgress:
+    """One client instance's progress: its file's offsets against the brokers' queues (rows as
+    consumerProgress draws them, ``client_ip`` holding the client's label)."""
+
+    client: ClientOffsets
+    progress: GroupProgress
+    age_ms: int | None  # now - the file's modification time; None: no time known
+    stale: bool  # not written for longer than --stale-after: the client is gone or stuck
+    connected: bool | None = None  # live: the broker lists its clientId; None: cannot tell
+
+    @property
+    def lag(self) -> int:
+        """What gates and the worst client count: the matched total with --tags, else the diff total."""
+        p = self.progress
+        matched = p.matched_total
+        return matched if matched is not None else p.diff_total
+
+
+@dataclass(frozen=True)
+class BroadcastProgress:
+    """consumerProgress of a broadcasting group from its clients' files."""
+
+    group: str
+    clients: tuple[ClientProgress, ...]
+    now_ms: int
+    stale_after_ms: int
+    model: GroupModel | None = None
+    tags: SubExpr | None = None
+    warnings: tuple[str, ...] = ()
+    failures: tuple[BrokerFailure, ...] = ()
+    unseen: tuple[Connection, ...] = ()  # live: connected clients without a file among those given
+    rocketmq_version: int | None = None
+    topics: tuple[str, ...] = ()
+
+    @property
+    def ranked(self) -> list[ClientProgress]:
+        """Worst first: most lag (matched with --tags), then the oldest unconsumed message."""
+        return sorted(self.clients, key=lambda c: (-c.lag, -c.progress.max_lag_ms, c.client.label))
+
+    @property
+    def worst(self) -> ClientProgress | None:
+        ranked = self.ranked
+        return ranked[0] if ranked else None
+
+    @property
+    def stale(self) -> list[ClientProgress]:
+        return [c for c in self.clients if c.stale]
+
+
+# ------------------------------------------------------------------------------ resets of client files
+
+
+@dataclass(frozen=True)
+class ClientPlan:
+    """One client's share of a reset: its plan (rows as a group's, current = the client's offset)
+    and why it looks running now (``--execute`` refuses then)."""
+
+    client: ClientOffsets
+    plan: ResetPlan
+    busy: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientResetPlan:
+    """resetOffsetByTime over a broadcasting group's client files: one plan per client."""
+
+    group: str
+    topic: str
+    target: Target
+    plans: tuple[ClientPlan, ...]
+    undo_of: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> int:
+        return sum(len(p.plan.rows) for p in self.plans)
+
+    @property
+    def changed(self) -> int:
+        return sum(p.plan.changed for p in self.plans)
+
+
+CLIENT_JOURNAL_SCHEMA = "mqctl/resetJournal.clientOffsets/v1"
+
+
+@dataclass(frozen=True)
+class ClientWrite:
+    """One client file of a journalled reset: its bytes before and after (undo puts the before
+    bytes back when the file still holds the after ones), and the per-queue changes."""
+
+    path: str
+    client_id: str | None
+    host: str | None
+    before: bytes
+    after: bytes
+    changes: tuple[OffsetChange, ...]
+    written: bool = False  # the new bytes landed (a partial record names the files written)
+
+
+@dataclass(frozen=True)
+class ClientJournal:
+    """The journal record of a reset of client files (``CLIENT_JOURNAL_SCHEMA``), in the broker
+    resets' journal directory, under the same kind of id: ``--undo ID|latest`` finds both."""
+
+    id: str
+    created_ms: int
+    state: str  # pending | applied | partial (ops.journal's states)
+    group: str
+    topic: str
+    target: BackendTarget  # the brokers the ranges were checked against (undo checks them again)
+    clients: tuple[ClientWrite, ...]
+    persist_interval_ms: int
+    path: Path | None = field(default=None, compare=False)

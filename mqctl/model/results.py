@@ -132,6 +132,12 @@ class GroupSummary:
     failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer for this group
     time_unknown: int = 0  # queues with a store time that could not be read (max_lag_ms is a floor)
     notes: tuple[str, ...] = ()  # what the overview says of this group besides its numbers (POP)
+    # A broadcasting group: its progress lives on its clients. With their files (--client-offsets):
+    # diff_total and max_lag_ms are its worst client's; without them: not known (0 here, drawn so).
+    offsets_on_clients: bool = False
+    worst_client: str | None = None  # the worst client's HOST/clientId, when files were given
+    client_files: int = 0
+    stale_clients: int = 0
 
 
 @dataclass(frozen=True)

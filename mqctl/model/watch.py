@@ -67,6 +67,7 @@ class Sample:
     missing_brokers: tuple[str, ...] = ()  # brokers that did not answer: their queues are absent
     backend: str = "store"
     topic: str | None = None  # -t: the sample covers this topic only
+    client: str | None = None  # a broadcasting group's client instance (HOST/clientId): its own offsets
 
     @property
     def complete(self) -> bool:

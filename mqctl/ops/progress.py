@@ -273,7 +273,8 @@ def no_rows_reason(progress: GroupProgress, topic: str | None) -> str | None:
     where = f" for topic {topic}" if topic else ""
     return (
         f"group {progress.group} has no committed offsets{where} on any broker: it never consumed, "
-        "or it is a pull / broadcasting consumer that keeps its offsets itself; nothing to show"
+        "or it is a pull / broadcasting consumer that keeps its offsets itself; nothing to show (a broadcasting "
+        "group: --model broadcasting, or its clients' files with --client-offsets PATH)"
     )
 
 

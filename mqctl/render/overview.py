@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from mqctl.render import broadcast_groups as bcg
 from mqctl.render.plain import front, ljust
 from mqctl.render.progress import LEGEND, UNKNOWN, lag_style
 
@@ -67,6 +68,7 @@ GROUP_FIELDS = (
     "foundIn",
     "topics",
     "brokers",
+    *bcg.FIELDS,
 )
 
 
@@ -78,13 +80,14 @@ def _group_values(g: GroupSummary) -> dict:
         "type": g.consume_type,
         "model": g.message_model,
         "tps": g.tps,
-        "diffTotal": g.diff_total,
-        "maxLagMs": None if g.time_unknown else g.max_lag_ms,
+        "diffTotal": None if bcg.unknown(g) else g.diff_total,
+        "maxLagMs": None if g.time_unknown or bcg.unknown(g) else g.max_lag_ms,
         "queues": g.queues,
         "queuesAboveMax": g.queues_above_max,
         "foundIn": list(g.found_in),
         "topics": g.topics,
         "brokers": g.brokers,
+        **bcg.values(g),
     }
 
 
@@ -132,13 +135,15 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
     for g in groups:
         name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
         name += " (POP)" if g.consume_type == "CONSUME_POP" else ""
+        name += " (broadcast)" if g.offsets_on_clients else ""
+        lag_time = UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-"
         version = version_name(g.version) if g.version is not None else "-"
         rows.append(
             [
                 name,
                 *([g.clients, version] if live else []),
-                g.diff_total,
-                UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-",
+                bcg.ON_CLIENTS if bcg.unknown(g) else g.diff_total,
+                bcg.ON_CLIENTS if bcg.unknown(g) else lag_time,
                 *([f"{g.tps or 0.0:.2f}"] if live else []),
                 ", ".join(g.topics),
                 ", ".join(g.brokers),
@@ -153,6 +158,8 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
             "* no %RETRY% topic (found in the offset or subscription-group tables): mqadmin and -o plain "
             "do not list it"
         )
+    if any(g.offsets_on_clients for g in groups):
+        footer.append(bcg.FOOTER)
     if any(g.consume_type == "CONSUME_POP" for g in groups):
         footer.append("(POP): gRPC consumers through a proxy, popping: Diff = messages not popped yet")
     if not live:

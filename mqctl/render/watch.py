@@ -45,9 +45,15 @@ def _summary(view: WatchView) -> str:
         else f"consume {_num(r.consume)}/s, produce {_num(r.produce)}/s"
     )
     return (
-        f"\nGroup {view.sample.group}: [{STYLES.get(view.status, 'green')}]{view.status}[/] ({counts}); "
+        f"\nGroup {_who(view)}: [{STYLES.get(view.status, 'green')}]{view.status}[/] ({counts}); "
         f"lag {view.lag}; {rates}; {drains}"
     )
+
+
+def _who(view: WatchView) -> str:
+    """The group, and the client of a broadcasting group's sample (its own offsets.json)."""
+    s = view.sample
+    return s.group + (f", client {s.client}" if s.client else "")
 
 
 def stuck_lines(stuck: StuckMessage) -> list[str]:
@@ -133,7 +139,7 @@ def _title(view: WatchView) -> str:
     span = format_duration_ms(view.span_ms) if view.span_ms else "0s"
     topic = f" -t {s.topic}" if s.topic else ""
     return (
-        f"consumerProgress {s.group}{topic} at {local_datetime(s.at_ms)}, window {view.samples} of "
+        f"consumerProgress {_who(view)}{topic} at {local_datetime(s.at_ms)}, window {view.samples} of "
         f"{view.window} samples ({span}), {s.backend}"
     )
 

@@ -8,10 +8,17 @@ and queue, exactly what that consumer received (counted by the consumer itself),
 must re-encode every real file byte for byte. Then one stopped client's file is rewritten by
 mqctl's writer (store/clientwrite): restarted, that client receives exactly the messages from the
 new offsets on, the other client's file is untouched, and while it runs the writer refuses.
+The same through the command line: ``consumerProgress --client-offsets`` (store and live) per
+client, plain and ``--tags``; what the brokers say of the group without the files; a cut-short
+file and its ``.bak``; ``resetOffsetByTime --client-offsets ... --execute`` by time, ``--undo``
+byte-equal, the reset again, and the restarted client receives exactly the messages from the
+target on, while a live reset refuses it as long as it is connected.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -131,6 +138,110 @@ def test_tag_filtered_offsets_equal_what_each_consumer_received(cluster: RocketM
     assert sum(broadcast["runs"]["bcT2"].per_queue().values()) == sum(len(v) for v in sent_a.values())
 
 
+# ------------------------------------------------------------------ mqctl's commands on the real files
+
+
+def _mqctl(cluster: RocketMQ, *args: str, live: bool = False) -> subprocess.CompletedProcess[str]:
+    """mqctl on the brokers' stores, or (``live``) on the running cluster through its name server."""
+    return cluster.mqctl(*args, "-n", cluster.namesrv_addr, stores=[]) if live else cluster.mqctl(*args)
+
+
+def _rows(doc: dict, client_id: str) -> dict[Key, dict]:
+    (client,) = [c for c in doc["clients"] if c["clientId"] == client_id]
+    return {(x["brokerName"], x["queueId"]): x for x in client["rows"]}
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["store", "live"])
+def test_consumer_progress_per_client_equals_what_each_consumer_received(
+    cluster: RocketMQ, broadcast: dict, live: bool
+) -> None:
+    root = str(broadcast["sc"].root)
+    r = _mqctl(
+        cluster, "consumerProgress", "-g", "GroupBcast", "--client-offsets", root, "-o", "json", live=live
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    times = {(m.broker, m.queue_id, m.offset): m.store_timestamp for m in broadcast["runs"]["bcP2"].received}
+    for name in ("bcP1", "bcP2"):
+        run = broadcast["runs"][name]
+        rows, got = _rows(doc, run.client_id), run.per_queue()
+        for b, q in QUEUES:
+            n = got[(b, q)]  # consumed 0 .. n-1, counted by the consumer itself
+            row = rows[(b, q)]
+            assert (row["consumerOffset"], row["brokerOffset"], row["lag"]) == (n, PER_QUEUE, PER_QUEUE - n)
+            # the oldest unconsumed message's store time, as the consumer that got it printed it
+            assert row["oldestUnconsumedTimestamp"] == (times[(b, q, n)] if n < PER_QUEUE else 0)
+        assert rows[("broker-a", 2)]["lag"] == 0  # the empty queue
+        (client,) = [c for c in doc["clients"] if c["clientId"] == run.client_id]
+        assert client["totals"]["diff"] == len(broadcast["sent"]) - len(run.received)
+        assert client["connected"] is (False if live else None)  # stopped: not in the broker's list
+    assert doc["totals"]["worstClient"].endswith(broadcast["runs"]["bcP1"].client_id)
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["store", "live"])
+def test_tag_filtered_lag_per_client_equals_what_each_consumer_did_not_receive(
+    cluster: RocketMQ, broadcast: dict, live: bool
+) -> None:
+    root = str(broadcast["sc"].root)
+    args = ("-g", "GroupBcastTags", "--client-offsets", root, "--tags", "TagA", "-o", "json")
+    r = _mqctl(cluster, "consumerProgress", *args, live=live)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    sent_a = _by_queue([m for m in broadcast["sent"] if m.tag == "TagA"])
+    for name in ("bcT1", "bcT2"):
+        run = broadcast["runs"][name]
+        rows, got = _rows(doc, run.client_id), run.per_queue()
+        for b, q in QUEUES:
+            # every TagA message it did not receive is still ahead of its offset
+            assert rows[(b, q)]["matchedDiff"] == len(sent_a[(b, q)]) - got[(b, q)], (name, b, q)
+    worst = [c for c in doc["clients"] if c["clientId"] == broadcast["runs"]["bcT1"].client_id][0]
+    assert doc["totals"]["worstMatchedDiff"] == worst["totals"]["matchedDiff"] > 0
+
+
+def test_the_brokers_keep_no_progress_for_the_group(cluster: RocketMQ, broadcast: dict) -> None:
+    said = cluster.mqctl("consumerProgress", "-g", "GroupBcast", "--model", "broadcasting", "-o", "json")
+    assert said.returncode == 7 and json.loads(said.stdout)["progressOn"] == "clients", said.stderr
+    if not cluster.version.at_least(5, 1):
+        r = cluster.mqctl("consumerProgress", "-g", "GroupBcast", "-o", "json")
+        assert r.returncode == 0 and json.loads(r.stdout)["rows"] == []  # 4.x keeps nothing at all
+        return
+    # 5.1+: the brokers' topic@group@broadcast entries (flushed every few seconds) say it
+    deadline = time.monotonic() + 30
+    while True:
+        r = cluster.mqctl("consumerProgress", "-g", "GroupBcast", "-o", "json")
+        if r.returncode == 7 or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert r.returncode == 7, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert (
+        doc["modelFrom"] == "topic@group@broadcast"
+        and "not a committed offset" in doc["brokerPullOffsets"]["note"]
+    )
+    assert all(0 <= x["pullOffset"] <= PER_QUEUE for x in doc["brokerPullOffsets"]["queues"])
+
+
+def test_unreadable_client_files_follow_the_broker_files_rules(
+    cluster: RocketMQ, broadcast: dict, tmp_path: Path
+) -> None:
+    run = broadcast["runs"]["bcP2"]
+    real = broadcast["clients"]["bcP2"].offsets_path(run.client_id)
+    copy = tmp_path / "h" / ".rocketmq_offsets" / run.client_id / "GroupBcast" / "offsets.json"
+    copy.parent.mkdir(parents=True)
+    good = real.read_bytes()
+    copy.with_name("offsets.json.bak").write_bytes(good)
+    copy.write_bytes(good[: len(good) // 2])  # cut short: the client reads its .bak
+    r = cluster.mqctl("consumerProgress", "-g", "GroupBcast", "--client-offsets", str(copy), "-o", "json")
+    assert r.returncode == 0 and ".bak" in r.stderr
+    assert json.loads(r.stdout)["clients"][0]["totals"]["diff"] == 0
+    copy.with_name("offsets.json.bak").unlink()
+    for gate in ([], ["--max-lag", "1000000"]):
+        bad = cluster.mqctl(
+            "consumerProgress", "-g", "GroupBcast", "--client-offsets", str(copy), *gate, "-o", "json"
+        )
+        assert bad.returncode == 6 and str(copy) in bad.stderr and bad.stdout == ""
+
+
 def test_a_reset_written_while_stopped_is_where_the_restarted_client_resumes(
     cluster: RocketMQ, broadcast: dict
 ) -> None:
@@ -171,4 +282,83 @@ def test_a_reset_written_while_stopped_is_where_the_restarted_client_resumes(
     offsets = _check_file(cluster, p1, run2)
     assert all(offsets[MessageQueue(TOPIC, b, q)] == PER_QUEUE for b, q in QUEUES)
     assert p2_file.read_bytes() == p2_before  # the other client is untouched
+
+
+def _targets(cluster: RocketMQ, times: dict[tuple[str, int, int], int], ts: int) -> dict[Key, int]:
+    """Each queue's offset for ``ts`` by the broker line's rule: 5.x the first message stored at
+    or after it (else max); 4.9.7 the message nearest it, ties to the earlier."""
+    out = {}
+    for b, q in QUEUES:
+        stored = [(o, times[(b, q, o)]) for o in range(PER_QUEUE)]
+        if cluster.version.legacy:
+            out[(b, q)] = min(stored, key=lambda ot: (abs(ot[1] - ts), ot[0]))[0]
+        else:
+            out[(b, q)] = next((o for o, t in stored if t >= ts), PER_QUEUE)
+    return out
+
+
+def test_cli_reset_undo_then_restart_of_one_stopped_client(
+    cluster: RocketMQ, broadcast: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MQCTL_JOURNAL_DIR", str(tmp_path / "journal"))
+    p1: BroadcastClient = broadcast["clients"]["bcP1"]
+    path = p1.offsets_path(broadcast["runs"]["bcP1"].client_id)
+    p2_file = broadcast["clients"]["bcP2"].offsets_path(broadcast["runs"]["bcP2"].client_id)
+    p2_before = p2_file.read_bytes()
+    times = {(m.broker, m.queue_id, m.offset): m.store_timestamp for m in broadcast["runs"]["bcP2"].received}
+    ts = times[("broker-a", 0, 6)]
+    target = _targets(cluster, times, ts)
+    args = [
+        "resetOffsetByTime",
+        "-g",
+        "GroupBcast",
+        "-t",
+        TOPIC,
+        "-s",
+        str(ts),
+        "--client-offsets",
+        str(path),
+    ]
+    args += ["--persist-interval", f"{PERSIST_MS}ms", "--output", "json"]
+    settle = 2 * PERSIST_MS / 1000 + 0.5  # the last write must be older than two persist intervals
+    time.sleep(settle)
+    before = path.read_bytes()
+    r = cluster.mqctl(*args, "--execute")
+    assert r.returncode == 0, r.stderr
+    rows = {
+        (x["brokerName"], x["queueId"]): x["targetOffset"] for x in json.loads(r.stdout)["clients"][0]["rows"]
+    }
+    assert {k: v for k, v in rows.items() if k in target} == target
+    assert {
+        (mq.broker_name, mq.queue_id): o
+        for mq, o in decode_client_offsets(path.read_bytes()).entries
+        if (mq.broker_name, mq.queue_id) in target
+    } == target
+    time.sleep(settle)
+    undo = cluster.mqctl("resetOffsetByTime", "--undo", "latest", "--execute", "--output", "json")
+    assert undo.returncode == 0, undo.stderr
+    assert path.read_bytes() == before  # byte-equal
+    time.sleep(settle)
+    assert cluster.mqctl(*args, "--execute").returncode == 0
+    expected = {(b, q, o) for (b, q), start in target.items() for o in range(start, PER_QUEUE)}
+    stop = broadcast["sc"].root / "stop-bcP1-cli"
+    p1.start(stop=str(stop), idle="0")
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and p1.printed().count("RECV ") < len(expected):
+            time.sleep(0.3)
+        # while it runs: the broker lists it (the group is said to broadcast), a reset refuses it
+        live = _mqctl(cluster, "consumerProgress", "-g", "GroupBcast", "-o", "json", live=True)
+        assert live.returncode == 7, live.stderr
+        assert broadcast["runs"]["bcP1"].client_id in [
+            c["clientId"] for c in json.loads(live.stdout)["connected"]
+        ]
+        refused = _mqctl(cluster, *args[:-2], "--execute", live=True)
+        assert refused.returncode == 5 and "connected to the brokers" in refused.stderr
+    finally:
+        stop.touch()
+    run = p1.finish(timeout=60)
+    assert {(m.broker, m.queue_id, m.offset) for m in run.received} == expected
+    assert len(run.received) == len(expected)
+    assert p2_file.read_bytes() == p2_before
     print(f"\nbroadcast scenario {cluster.version}: {time.monotonic() - broadcast['t0']:.0f} s")

@@ -94,6 +94,8 @@ class MemoryBackend:
         self.wheel_cks: list[PopCheckpoint] = []  # POP checkpoints and acks in the timer wheels
         self.wheel_acks: list[PopAck] = []
         self.wheel_readable = True
+        # group -> queue -> a 5.1+ broker's topic@group@broadcast pull position
+        self.broadcast_pulls: dict[str, dict[MessageQueue, int]] = {}
 
     def __enter__(self) -> MemoryBackend:
         return self
@@ -221,6 +223,9 @@ class MemoryBackend:
             a for a in self.wheel_acks if a.group == group and a.broker in brokers and a.pop_time >= since_ms
         )
         return PopWheel(cks, acks, tuple((b, since_ms) for b in brokers))
+    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+        self.calls["broadcast_pull_offsets"] += 1
+        return {g: dict(o) for g, o in self.broadcast_pulls.items()}
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1

@@ -76,6 +76,7 @@ def sample_doc(view: WatchView, stuck: Stuck | None = None) -> dict[str, Any]:
     return {
         "schema": SAMPLE_SCHEMA,
         "group": s.group,
+        **({"client": s.client} if s.client is not None else {}),
         "topic": s.topic,
         "backend": s.backend,
         "atMs": s.at_ms,
@@ -180,7 +181,7 @@ def sample_from_doc(doc: Any) -> Sample:
                 _int(q, "minOffset", optional=True),
             )
         )
-    topic = doc.get("topic")
+    topic, client = doc.get("topic"), doc.get("client")
     return Sample(
         _str(doc, "group"),
         _int(doc, "atMs"),
@@ -188,4 +189,5 @@ def sample_from_doc(doc: Any) -> Sample:
         tuple(str(b) for b in missing),
         str(doc.get("backend", "store")),
         topic if isinstance(topic, str) else None,
+        client if isinstance(client, str) else None,
     )

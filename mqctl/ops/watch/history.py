@@ -94,10 +94,10 @@ def _tail(path: Path) -> tuple[list[str], int, bool]:
 
 
 def read_history(
-    path: Path, group: str, topic: str | None, keep: int, *, required: bool = False
+    path: Path, group: str, topic: str | None, keep: int, *, required: bool = False, client: str | None = None
 ) -> tuple[list[Sample], list[str]]:
-    """The last ``keep`` samples of ``group`` (and ``topic``) in the file, oldest first, and
-    warnings. ``required``: a missing file or one without the group's samples is an error
+    """The last ``keep`` samples of ``group`` (and ``topic``; a broadcasting group's: of its
+    ``client``) in the file, oldest first, and warnings. ``required``: a missing file or one without the group's samples is an error
     (--status-from); else they read as no samples. Lines of other groups are skipped; a line that
     is not a sample is exit 6 (corrupt), a file of another JSON schema exit 2 (foreign)."""
     if not path.exists():
@@ -129,7 +129,7 @@ def read_history(
         except ValueError as e:
             raise _corrupt(path, where, str(e)) from None
         groups.add(sample.group)
-        if sample.group == group and sample.topic == topic:
+        if sample.group == group and sample.topic == topic and sample.client == client:
             out.append(sample)
     if required and not out:
         what = f"group {group}" + (f" with -t {topic}" if topic else "")
@@ -144,15 +144,24 @@ def append_line(path: Path, line: str) -> None:
 
 
 def record(
-    path: Path, progress: GroupProgress, kind: BackendKind, topic: str | None, rules: Rules
+    path: Path,
+    progress: GroupProgress,
+    kind: BackendKind,
+    topic: str | None,
+    rules: Rules,
+    client: str | None = None,
 ) -> tuple[WatchView, list[str]]:
     """--history from a one-shot read (cron): the read judged with the file's last window, then
-    appended to the file. Returns the view and the file's warnings (cut lines)."""
+    appended to the file. Returns the view and the file's warnings (cut lines). ``client``: the
+    read is one broadcasting client's (its samples are judged and recorded apart)."""
+    from dataclasses import replace
+
     from mqctl.ops.watch import codec
     from mqctl.ops.watch.rules import evaluate, sample_from_progress
 
-    seed, warnings = read_history(path, progress.group, topic, rules.window * 3)
-    view = evaluate([*seed, sample_from_progress(progress, kind, topic)], rules)
+    seed, warnings = read_history(path, progress.group, topic, rules.window * 3, client=client)
+    sample = replace(sample_from_progress(progress, kind, topic), client=client)
+    view = evaluate([*seed, sample], rules)
     append_line(path, codec.sample_line(view))
     return view, warnings
 

@@ -107,9 +107,8 @@ def check_status(view: WatchView, limit: str | None) -> None:
         for w in bad[:3]
     )
     more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
-    raise CheckFailedError(
-        f"--max-status {limit} exceeded: group {view.sample.group} is {view.status} ({names}{more})"
-    )
+    who = view.sample.group + (f", client {view.sample.client}" if view.sample.client else "")
+    raise CheckFailedError(f"--max-status {limit} exceeded: group {who} is {view.status} ({names}{more})")
 
 
 def _span(series: Series) -> int:

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mqctl.errors import MqctlError
 
@@ -51,8 +51,26 @@ class Tick:
     progress: GroupProgress
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def each(self) -> list[Tick]:
+        """The windows of this sample (one; a broadcasting group's tick has one per client)."""
+        return [self]
 
-Sink = Callable[[Tick], None]
+
+class Sampled(Protocol):
+    """What a sampler's ``take`` gives: a Tick, or one per client of a broadcasting group."""
+
+    warnings: list[str]
+
+    @property
+    def each(self) -> list[Tick]: ...
+
+
+class Sampler(Protocol):
+    def take(self, now_ms: int | None = None) -> Sampled: ...
+
+
+Sink = Callable[[Any], None]
 
 
 class GroupWindow:
@@ -174,22 +192,33 @@ class GroupSampler:
 
     def take(self, now_ms: int | None = None) -> Tick:
         from mqctl.ops import progress
-        from mqctl.ops.watch import rules
 
         if not self._first:
             self.backend.refresh()
         result = progress.group_progress(
             self.backend, self.group, self.topic, now_ms=now_ms, time_cache=self.time_cache
         )
+        return self.judge(result)
+
+    def judge(self, result: GroupProgress, client: str | None = None) -> Tick:
+        """One read into the window, judged: this sampler's own (``take``) or, for a broadcasting
+        group, one client's rows from a read of all its clients (``client``: its label)."""
+        from dataclasses import replace
+
+        from mqctl.ops.watch import rules
+
+        sample = rules.sample_from_progress(result, self.backend.kind, self.topic)
+        if client is not None:  # a client's file holds no pull offsets
+            sample = replace(
+                sample, client=client, points=tuple(replace(p, pull_offset=None) for p in sample.points)
+            )
         notes: list[str] = []
-        view, stuck = self.window.add(
-            rules.sample_from_progress(result, self.backend.kind, self.topic), notes
-        )
+        view, stuck = self.window.add(sample, notes)
         if result.pop is not None:  # a POP group: STUCK shows in its POP retry topic
             from mqctl.ops.watch.pop import mark_stuck
 
             view = mark_stuck(self.backend, result, view, stuck, self.window.pop_reader, notes)
-        if self._first and self.backend.kind.reads_files:
+        if self._first and self.backend.kind.reads_files and client is None:
             notes.insert(0, STORE_NOTE)
         self._first = False
         return Tick(view, stuck, result, self.window.once([*result.warnings, *notes]))
@@ -210,7 +239,7 @@ def ticks(interval_s: float, samples: int | None = None, now_ms: int | None = No
 
 
 def run(
-    sampler: GroupSampler,
+    sampler: Sampler,
     times: Iterable[int | None],
     sink: Sink,
     *,
@@ -226,5 +255,7 @@ def run(
         tick = sampler.take(t)
         sink(tick)
         if history is not None:
-            append_line(history, codec.sample_line(tick.view, tick.stuck))
-        rules.check_status(tick.view, max_status)
+            for one in tick.each:
+                append_line(history, codec.sample_line(one.view, one.stuck))
+        for one in tick.each:
+            rules.check_status(one.view, max_status)

@@ -1,0 +1,215 @@
+"""consumerProgress of broadcasting groups: the flags (``--client-offsets``, ``--model``,
+``--stale-after``) and the modes they select: the notice that a broadcasting group's progress
+lives on its clients (exit 7), and each client's progress from its offsets.json
+(``ops.broadcast``), drawn by ``render.broadcast``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mqctl.cli.blocks import Flag, block
+from mqctl.cli.errors import warn
+from mqctl.cli.output import Output, emit
+from mqctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from mqctl.cli.cluster import Cluster
+    from mqctl.cli.progress_watch import WatchFlags
+    from mqctl.model import BackendKind
+    from mqctl.model.broadcast import GroupModel
+
+ClientOffsetsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--client-offsets",
+        metavar="PATH",
+        help="A broadcasting group: its progress from the offsets.json each client keeps (a client's "
+        "file, its ~/.rocketmq_offsets directory, or a directory of copies gathered from many hosts as "
+        "HOST/.rocketmq_offsets/...). Repeat for several. Per client and queue: the client's offset, the "
+        "broker offset, diff, lag time (--tags: filtered lag); per-client totals, the worst client, gates "
+        "on every client. Without -g: the overview adds each broadcasting group's worst client.",
+        show_default=False,
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="broadcasting|clustering",
+        help="The group's message model when the backend cannot tell (a store: a subscription group has no "
+        "broadcast marker). Default: live, the clients' heartbeats say it; on a 5.1+ store, the broker's "
+        "topic@group@broadcast entries.",
+        show_default=False,
+    ),
+]
+StaleAfterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--stale-after",
+        metavar="DURATION",
+        help="With --client-offsets: a client file not written for longer (default 5m; a running client "
+        "rewrites it every 5 s) is flagged STALE: the client is gone or stuck.",
+        show_default=False,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class BroadcastFlags:
+    client_offsets: list[Path] | None = None
+    model: str | None = None
+    stale_after: str | None = None
+
+    @property
+    def declared(self) -> str | None:
+        """--model, upper-cased (BROADCASTING | CLUSTERING), None when not given."""
+        return None if self.model is None else self.model.strip().upper()
+
+    @property
+    def stale_after_ms(self) -> int:
+        from mqctl.ops.broadcast import DEFAULT_STALE_AFTER_MS
+        from mqctl.ops.timeparse import parse_duration_ms
+
+        return DEFAULT_STALE_AFTER_MS if self.stale_after is None else parse_duration_ms(self.stale_after)
+
+
+broadcast_options = block(
+    "bcast",
+    [Flag("client_offsets", ClientOffsetsOpt), Flag("model", ModelOpt), Flag("stale_after", StaleAfterOpt)],
+    BroadcastFlags,
+)
+
+
+def check_flags(f: BroadcastFlags, group: str | None, *, client_ip: bool, over_time: WatchFlags) -> None:
+    from mqctl.ops.broadcast import MODELS
+
+    if f.declared is not None and f.declared not in MODELS:
+        raise UsageError(f"--model {f.model}: expected broadcasting or clustering")
+    if f.model is not None and group is None:
+        raise UsageError("--model needs -g/--groupName")
+    if f.stale_after is not None:
+        if not f.client_offsets:
+            raise UsageError("--stale-after needs --client-offsets PATH")
+        _ = f.stale_after_ms  # a bad duration is a usage error now
+    if not f.client_offsets:
+        return
+    if f.declared == "CLUSTERING":
+        raise UsageError(
+            "--client-offsets reads a broadcasting group's files; --model clustering contradicts it"
+        )
+    if client_ip:
+        raise UsageError(
+            "-s true names each queue's client; with --client-offsets every row is a client's already"
+        )
+    if over_time.why or over_time.status_from:
+        raise UsageError(
+            "--why and --status-from read the brokers' committed offsets, not --client-offsets",
+            "--watch and --history work per client with --client-offsets",
+        )
+    if group is None and (over_time.any or f.stale_after is not None):
+        raise UsageError("--watch, --history and --stale-after with --client-offsets need -g/--groupName")
+
+
+# ------------------------------------------------------------------------------ the notice
+
+
+def notice(model: GroupModel, group: str, out: Output, kind: BackendKind) -> None:
+    """A broadcasting group without its clients' files: say so (the clients the broker knows, the
+    brokers' pull positions for what they are), then exit 7."""
+    from mqctl.ops.broadcast import not_on_broker
+    from mqctl.render import broadcast as render
+
+    live = kind.knows_runtime
+    emit(
+        out.fmt,
+        sys.stdout,
+        plain=lambda o: render.notice_text(model, group, o, live=live),
+        table=lambda o: render.notice_text(model, group, o, live=live),
+        json_doc=lambda: render.notice_json(model, group, str(kind)),
+        csv=lambda: (render.BROADCAST_CSV_COLUMNS, []),
+        headers=out.headers,
+    )
+    raise not_on_broker(model, group)
+
+
+# ------------------------------------------------------------------------------ per client
+
+
+def clients(
+    cluster: Cluster,
+    group: str,
+    topic: str | None,
+    query: dict[str, Any],
+    gates: Any,
+    f: WatchFlags,
+    bcast: BroadcastFlags,
+    out: Output,
+) -> None:
+    """--client-offsets: every client's rows, recorded per client to --history, drawn, judged."""
+    from mqctl.cli import progress_watch
+    from mqctl.cli.progressbar import DelayedProgress
+    from mqctl.ops import broadcast as ops
+
+    assert bcast.client_offsets
+    with cluster.open() as backend, DelayedProgress("scanning") as bar:
+        path = progress_watch.history_path(f, backend.protected_paths())
+        result = ops.from_files(
+            backend,
+            group,
+            bcast.client_offsets,
+            topic,
+            tags=query["tags"],
+            verify_tags=query["verify_tags"],
+            now_ms=query["now_ms"],
+            stale_after_ms=bcast.stale_after_ms,
+            on_progress=bar.update,
+        )
+        kind = backend.kind
+    views = _record(path, result, kind, topic, f) if path is not None else []
+    _draw(result, out, kind)
+    ops.verdict(result, gates, views, progress_watch.max_status(f))
+
+
+def _record(path: Path, result: Any, kind: BackendKind, topic: str | None, f: WatchFlags) -> list[Any]:
+    """--history from a one-shot read: each client's sample judged with its own last window."""
+    from mqctl.cli.progress_watch import rules_of
+    from mqctl.ops.watch.history import record
+
+    views = []
+    for cp in result.clients:
+        view, warnings = record(path, cp.progress, kind, topic, rules_of(f), client=cp.client.label)
+        for line in warnings:
+            warn(line)
+        views.append(view)
+    return views
+
+
+def _draw(result: Any, out: Output, kind: BackendKind) -> None:
+    from mqctl.render import broadcast as render
+
+    for line in result.warnings:
+        warn(line)
+    for cp in result.stale:
+        age = "unknown" if cp.age_ms is None else f"{cp.age_ms // 1000} s"
+        warn(
+            f"{cp.client.path}: not written for {age} (over --stale-after {result.stale_after_ms // 1000} s): "
+            "its client stopped persisting (gone or stuck)"
+        )
+    if result.unseen:
+        names = ", ".join(c.client_id for c in result.unseen)
+        warn(f"connected client(s) without a file among those given (their progress is not shown): {names}")
+    emit(
+        out.fmt,
+        sys.stdout,
+        plain=lambda o: render.plain(result, o, headers=out.headers),
+        table=lambda o: render.table(result, o),
+        json_doc=lambda: render.json_document(result, str(kind)),
+        csv=lambda: (render.BROADCAST_CSV_COLUMNS, render.csv_table(result)),
+        headers=out.headers,
+    )

@@ -1,0 +1,140 @@
+"""resetOffsetByTime --client-offsets: a broadcasting group's reset, written into its clients'
+offsets.json (``ops.clientreset``), and its --undo. Parses nothing of its own: cli/reset.py hands
+over the flags it parsed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mqctl.cli.errors import warn
+from mqctl.cli.output import Output, OutputFormat, emit
+from mqctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from mqctl.cli.cluster import Cluster
+    from mqctl.cli.reset_args import Scope
+
+ClientOffsetsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--client-offsets",
+        metavar="PATH",
+        help="A broadcasting group: reset the offsets.json its clients keep (a client's file, its "
+        "~/.rocketmq_offsets, or copies gathered as HOST/.rocketmq_offsets/...; repeat for several), "
+        "each written as the client writes it, .bak first, only while that client is stopped (refused "
+        "when it is connected, or its file was written within two persist intervals, or a process holds "
+        "it). Copy the files back to their hosts if you reset copies.",
+        show_default=False,
+    ),
+]
+PersistIntervalOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--persist-interval",
+        metavar="DURATION",
+        help="With --client-offsets: the clients' persistConsumerOffsetInterval (default 5s); a file written "
+        "within two of them belongs to a running client.",
+        show_default=False,
+    ),
+]
+
+
+@dataclass(frozen=True)
+class ClientReset:
+    """What cli/reset.py parsed, for a reset of client files."""
+
+    group: str | None
+    topic: str | None
+    scope: Scope
+    force: bool
+    paths: list[Path] | None
+    persist_interval: str | None
+    execute: bool
+    undo: str | None
+
+
+def _persist_ms(text: str | None, default: int) -> int:
+    if text is None:
+        return default
+    from mqctl.ops.timeparse import parse_duration_ms
+
+    ms = parse_duration_ms(text)
+    if ms <= 0:
+        raise UsageError(f"--persist-interval {text}: expected a positive duration")
+    return ms
+
+
+def reset_clients(
+    req: ClientReset, cluster: Cluster, out: Output, opener: Callable[..., Any], plan_files: tuple[Any, Any]
+) -> None:
+    """Plan (or the undo of a journal record), --execute it, draw it. ``opener(record, cluster,
+    options)``: cli/reset.py's backend opener (an undo reopens the brokers its record names).
+    ``plan_files``: --from-file and --export, which a reset of client files does not take."""
+    from mqctl.ops import clientjournal
+    from mqctl.ops import clientreset as ops
+
+    if any(x is not None for x in plan_files):
+        raise UsageError("--export and --from-file are for the brokers' offsets, not --client-offsets")
+    if req.persist_interval is not None and not req.paths and req.undo is None:
+        raise UsageError("--persist-interval needs --client-offsets PATH")
+    record = clientjournal.read(req.undo) if req.undo is not None else None
+    if record is not None and req.group and req.group != record.group:
+        raise UsageError(f"-g/--group {req.group!r} does not match the journal ({record.group!r})")
+    if record is None and (not req.group or not req.topic):
+        raise UsageError("-g/--group and -t/--topic are required")
+    persist_ms = _persist_ms(
+        req.persist_interval, record.persist_interval_ms if record else ops.PERSIST_INTERVAL_MS
+    )
+    restore = None
+    with opener(record, cluster, cluster.options(ignore_abort_file=False)) as backend:
+        if record is not None:
+            cplan, restore = ops.plan_undo(backend, record)
+        else:
+            assert req.group and req.topic
+            cplan = ops.plan_from_files(
+                backend,
+                req.group,
+                req.topic,
+                req.scope.target,
+                req.paths or [],
+                force=req.force,
+                broker=req.scope.broker,
+                queue=req.scope.queue,
+                persist_interval_ms=persist_ms,
+            )
+        journal = (
+            ops.apply(backend, cplan, persist_interval_ms=persist_ms, restore=restore)
+            if req.execute
+            else None
+        )
+        for w in backend.take_warnings():
+            warn(str(w))
+    _render(cplan, journal, out.fmt, req.scope)
+
+
+def _render(cplan: Any, journal: Any, fmt: OutputFormat, scope: Scope) -> None:
+    from mqctl.ops.clientreset import csv_table, document
+    from mqctl.render import clientreset as render
+
+    status = render.status_line(cplan, journal)
+    if fmt in (OutputFormat.plain, OutputFormat.csv):
+        sys.stderr.write(status + "\n")
+        sys.stderr.flush()
+    if journal is None and fmt is not OutputFormat.table:
+        for line in render.busy_lines(cplan):
+            warn(line)
+    ts_text = scope.ts_text or cplan.target.text
+    emit(
+        fmt,
+        sys.stdout,
+        plain=lambda o: render.plain(cplan, o, ts_text, scope.ts_long),
+        table=lambda o: render.table(cplan, o, status),
+        json_doc=lambda: document(cplan, journal),
+        csv=lambda: csv_table(cplan, journal),
+    )
