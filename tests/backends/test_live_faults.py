@@ -198,9 +198,19 @@ def test_acl_with_a_wrong_secret_is_refused_and_no_secret_is_shown(cluster: Fake
 def test_acl_secret_not_shown_with_debug(cluster: FakeCluster) -> None:
     cluster.set_acl(ACCESS_KEY, SECRET)
     wrong = "Wr0ng-secret-value"
+    plain = run_cli(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
     run = run_cli("--debug", *PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
-    assert run.code != 0 and "BrokerResponseError" in run.err  # --debug shows the traceback
+    assert run.code == plain.code == 5  # today: 1 with --debug (an uncaught exception)
+    assert "Traceback (most recent call last)" in run.err and "BrokerResponseError" in run.err
+    assert run.err.splitlines()[-1] == plain.err.splitlines()[-1]  # the same one line, after the trace
     assert_secret_not_shown(run, wrong, SECRET)
+
+
+def test_debug_keeps_the_exit_status_of_an_unreachable_cluster(cluster: FakeCluster) -> None:
+    ns = cluster.namesrvs[0]
+    ns.down()
+    run = run_cli("--debug", *PLAIN, "-n", ns.addr)
+    assert run.code == 4 and "Traceback" in run.err
 
 
 # --- bugs these tests found (fixed; kept as regressions) ---------------------------------------
