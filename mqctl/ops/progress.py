@@ -211,7 +211,7 @@ def all_groups(
                 consume_type=conn.consume_type if conn else None,
                 message_model=conn.message_model if conn else None,
                 failure=ov.failure,
-                failures=ov.stats.failures if ov.stats is not None else (),
+                failures=ov.stats.failures if ov.stats is not None else ov.failures,
                 time_unknown=len(prog.time_unknown),
             )
         )
