@@ -11,6 +11,10 @@ namesrv = "10.0.0.1:9876;10.0.0.2:9876"
 access_key = "ops"          # ACL signing (keep the file private: chmod 600)
 secret_key = "..."
 tls = true
+tls_ca = "~/certs/rocketmq-ca.pem"      # optional: the CA to verify servers against
+tls_cert = "~/certs/mqctl.pem"          # optional: mutual TLS, with tls_key
+tls_key = "~/certs/mqctl.key"
+# tls_insecure = true                   # test clusters only: no verification
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ class Profile:
     access_key: str | None = field(default=None, repr=False)
     secret_key: str | None = field(default=None, repr=False)
     tls: bool = False
+    tls_insecure: bool = False
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
 
 
 def config_path() -> Path:
@@ -80,6 +88,13 @@ def load_profile(name: str) -> Profile:
             raise UsageError(f"profile {name!r}: {key!r} must be a string")
         return value
 
+    def path(key: str) -> str | None:
+        value = text(key)
+        return str(Path(value).expanduser()) if value else None
+
+    for key in ("tls", "tls_insecure"):
+        if key in raw and not isinstance(raw[key], bool):
+            raise UsageError(f"profile {name!r}: {key!r} must be true or false")
     return Profile(
         name=name,
         stores=stores,
@@ -87,4 +102,8 @@ def load_profile(name: str) -> Profile:
         access_key=text("access_key"),
         secret_key=text("secret_key"),
         tls=raw.get("tls") is True,
+        tls_insecure=raw.get("tls_insecure") is True,
+        tls_ca=path("tls_ca"),
+        tls_cert=path("tls_cert"),
+        tls_key=path("tls_key"),
     )

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mqctl.remoting.client import RemotingClient
     from mqctl.remoting.frame import RemotingCommand
     from mqctl.remoting.signing import Credentials
+    from mqctl.remoting.tls import TlsSettings
 
 
 class LiveBackend:
@@ -63,7 +64,7 @@ class LiveBackend:
         timeout: float = 10.0,
         request_timeout: float = 5.0,
         credentials: Credentials | None = None,
-        tls: bool = False,
+        tls: bool | TlsSettings = False,
         tls_insecure: bool = False,
         version: int | None = None,
     ) -> None:

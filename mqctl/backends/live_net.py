@@ -132,15 +132,18 @@ class LiveNet:
 
     def ns_call(self, code: int, fields: Mapping[str, object] | None = None) -> tuple[str, RemotingCommand]:
         """Ask the name servers in order until one answers (an answer with an error code counts)."""
-        failures = []
+        failures: list[UnreachableError] = []
         for addr in self.namesrvs:
             try:
                 return addr, self.call(addr, code, fields)
             except (UnreachableError, ProtocolError) as exc:
-                failures.append(exc.message)
+                failures.append(exc)
+        only = failures[0] if len(failures) == 1 else None
         raise UnreachableError(
-            "; ".join(failures) if len(failures) > 1 else f"name server {failures[0]}",
-            "check -n/--namesrvAddr (host:port;host:port) and that the name server runs",
+            "; ".join(f.message for f in failures) if only is None else f"name server {only.message}",
+            # a hint of the failure itself (TLS: what to pass) says more than the generic one
+            (only.hint if only is not None else None)
+            or "check -n/--namesrvAddr (host:port;host:port) and that the name server runs",
         )
 
     # --- routes and brokers ----------------------------------------------------------------
