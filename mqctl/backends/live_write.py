@@ -127,9 +127,9 @@ class LiveOffsetWrite:
         checks = self._read_back(notes)
         if failed:
             why = "; ".join(f"{b}: {m}" for b, (m, _s) in failed.items())
+            took = f"{', '.join(done)} did (kept in the journal)" if done else "none took it"
             raise PartialWriteError(
-                f"{len(failed)} of {len(brokers)} broker(s) did not take the reset ({why}); "
-                f"{', '.join(done) or 'none'} did (kept in the journal)",
+                f"{len(failed)} of {len(brokers)} broker(s) did not take the reset ({why}); {took}",
                 done,
                 _status(failed),
             )

@@ -4,8 +4,9 @@ A record names the backend it applies to (the stores' roots, or a live cluster's
 so undo reopens it through the same ``open_backend`` the CLI uses, whatever the backend. It is
 written before the offsets are (state ``pending``) and marked ``applied`` once every broker took
 them; a write that stopped part-way is ``partial`` and names the brokers that hold the new
-offsets. Journals live outside any broker store: ``$MQCTL_JOURNAL_DIR``, else
-``$XDG_STATE_HOME/mqctl/journal``, else ``~/.local/state/mqctl/journal``.
+offsets; one that no broker took (each refused or denied it) is ``refused``. Journals live
+outside any broker store: ``$MQCTL_JOURNAL_DIR``, else ``$XDG_STATE_HOME/mqctl/journal``, else
+``~/.local/state/mqctl/journal``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 JOURNAL_ENV = "MQCTL_JOURNAL_DIR"
 _TMP_SUFFIX = ".mqctl-tmp"
 
-PENDING, APPLIED, PARTIAL = "pending", "applied", "partial"
+PENDING, APPLIED, PARTIAL, REFUSED = "pending", "applied", "partial", "refused"
 
 
 def _from_json(doc: Any, path: Path) -> JournalRecord:
@@ -154,7 +155,8 @@ def apply_journalled(
         try:
             result = write.commit()
         except PartialWriteError as exc:
-            partial = replace(record, state=PARTIAL, applied_brokers=tuple(exc.applied))
+            state = PARTIAL if exc.applied else REFUSED  # refused: no broker took it
+            partial = replace(record, state=state, applied_brokers=tuple(exc.applied))
             with contextlib.suppress(StoreError):
                 _write(partial, d)
             raise

@@ -331,6 +331,8 @@ def _landed_changes(backend: Backend, record: JournalRecord) -> tuple[list[Offse
     stopped part-way): the reset may have been killed before, between or after the brokers'
     writes. Look at what the cluster holds: the changes that landed (to undo) and how many never
     did (nothing to undo there)."""
+    from mqctl.ops.journal import REFUSED
+
     changed = [c for c in record.changes if c.before != c.after]  # unchanged: nothing to undo
     now = _current_queues(backend, record.group, [c.queue for c in changed])
     landed, not_landed, moved = [], 0, []
@@ -350,9 +352,14 @@ def _landed_changes(backend: Backend, record: JournalRecord) -> tuple[list[Offse
             "inspect with consumerProgress and reset the queues explicitly (--from-file)",
         )
     if not landed:
+        why = (
+            "every broker refused it"
+            if record.state == REFUSED
+            else "the reset was interrupted before writing"
+        )
         raise RefusedError(
             f"nothing to undo: reset {record.id} never landed (its journal record is {record.state} and the "
-            "cluster still holds the offsets from before it: the reset was interrupted before writing)",
+            f"cluster still holds the offsets from before it: {why})",
             "undo an older reset by its id (the journal directory lists them)",
         )
     return landed, not_landed

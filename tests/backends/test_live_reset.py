@@ -155,3 +155,29 @@ def test_a_reset_denied_by_one_broker_is_partial_and_undo_takes_the_rest_back(cl
     assert SECRET not in run.out + run.err + undo.out + undo.err
     journal = Path(env["MQCTL_JOURNAL_DIR"])
     assert all(SECRET not in f.read_text() for f in journal.rglob("*") if f.is_file())
+
+
+def test_a_reset_every_broker_denies_is_journalled_as_refused_and_undo_has_nothing_to_undo(cluster, env) -> None:
+    """Both brokers deny the write: nothing moved, the journal record says ``refused`` (not
+    ``partial``) with no broker holding the new offsets, and --undo says there is nothing to undo
+    (it checks the cluster, which still holds the offsets from before), writing nothing."""
+    cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False)
+    for name in ("broker-a", "broker-b"):
+        cluster.broker(name).denied_groups = {"G2"}
+        cluster.broker(name).deny_codes = WRITES
+    keyed = {**env, "MQCTL_ACCESS_KEY": ACCESS_KEY, "MQCTL_SECRET_KEY": SECRET}
+    run = reset(cluster, keyed, "-g", "G2", "-t", "TopicTest", "--to-latest", "--execute")
+    assert run.code == 8, run.err
+    line = run.error_line()
+    assert line.startswith("mqctl: error: 2 of 2 broker(s) did not take the reset (")
+    assert "broker-a: broker-a denied " in line and "broker-b: broker-b denied " in line
+    assert line.endswith("; none took it"), line
+    assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE
+    (record,) = Path(env["MQCTL_JOURNAL_DIR"]).glob("*.json")
+    doc = json.loads(record.read_text())
+    assert (doc["state"], doc.get("appliedBrokers") or []) == ("refused", [])
+    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
+    assert undo.code == 5, undo.err
+    assert undo.error_line().startswith(f"mqctl: error: nothing to undo: reset {record.stem} never landed (its ")
+    assert "every broker refused it" in undo.error_line()
+    assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE
