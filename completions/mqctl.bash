@@ -16,26 +16,26 @@ _mqctl() {
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --tags --verify-tags --max-lag --max-lag-time --sort --client-offsets --model --stale-after --watch -w --window --max-status --why --history --status-from --retry-scan --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -o --no-headers -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--groupName -g --topicName -t --showClientIP -s --tags --verify-tags --max-lag --max-lag-time --sort --client-offsets --model --stale-after --watch -w --window --max-status --why --history --status-from --retry-scan --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --tls-ca --tls-cert --tls-key --mqadmin-version --cluster -c --output -o --no-headers -h --help" -- "$cur") ) ;;
         allocateMQ)
             case "$prev" in
                 --strategy) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
                 --delegate) COMPREPLY=( $(compgen -W "AVG AVG_BY_CIRCLE CONSISTENT_HASH MACHINE_ROOM MACHINE_ROOM_NEARBY CONFIG" -- "$cur") ); return 0 ;;
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--topic -t --ipList -i --group -g --sorted --compare-with --strategy --virtual-nodes --consumer-idcs --delegate --broker-rooms --consumer-rooms --config-queues --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--topic -t --ipList -i --group -g --sorted --compare-with --strategy --virtual-nodes --consumer-idcs --delegate --broker-rooms --consumer-rooms --config-queues --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --tls-ca --tls-cert --tls-key --output -o -h --help" -- "$cur") ) ;;
         resetOffsetByTime)
             case "$prev" in
                 --export) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --from-file) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
                 --output) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--group -g --topic -t --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --lock-timeout --client-offsets --persist-interval --timestamp -s --force -f --broker -b --queue -q --offset -o --to-earliest --to-latest --to-offset --shift-by --by-duration --epoch-ms --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --mqadmin-version --cluster -c --output -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--group -g --topic -t --execute --dry-run --export --overwrite --from-file --undo --unsafe-ignore-abort-file --lock-timeout --client-offsets --persist-interval --timestamp -s --force -f --broker -b --queue -q --offset -o --to-earliest --to-latest --to-offset --shift-by --by-duration --epoch-ms --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --tls-ca --tls-cert --tls-key --mqadmin-version --cluster -c --output -h --help" -- "$cur") ) ;;
         consumerConnection)
             case "$prev" in
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--consumerGroup -g --brokerAddr -b --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o --no-headers -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--consumerGroup -g --brokerAddr -b --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --tls-ca --tls-cert --tls-key --output -o --no-headers -h --help" -- "$cur") ) ;;
         lagReport)
             case "$prev" in
                 --subscriptions) COMPREPLY=( $(compgen -f -- "$cur") ); return 0 ;;
@@ -44,7 +44,7 @@ _mqctl() {
                 --cq-read) COMPREPLY=( $(compgen -W "auto spark direct" -- "$cur") ); return 0 ;;
                 --output|-o) COMPREPLY=( $(compgen -W "table plain json csv" -- "$cur") ); return 0 ;;
             esac
-            COMPREPLY=( $(compgen -W "--subscriptions --lag-time --history --status --window --out --format --overwrite --cq-read --top --master --driver-memory --verbose --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --output -o -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--subscriptions --lag-time --history --status --window --out --format --overwrite --cq-read --top --master --driver-memory --verbose --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --tls-ca --tls-cert --tls-key --output -o -h --help" -- "$cur") ) ;;
         demo)
             case "$prev" in
             esac
@@ -52,7 +52,7 @@ _mqctl() {
         exporter)
             case "$prev" in
             esac
-            COMPREPLY=( $(compgen -W "--listen --interval --window --alertmanager --max-series --group-allow --group-deny --topic-allow --topic-deny --compat --print-rules --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --cluster -c -h --help" -- "$cur") ) ;;
+            COMPREPLY=( $(compgen -W "--listen --interval --window --alertmanager --max-series --group-allow --group-deny --topic-allow --topic-deny --compat --print-rules --store -S --profile --namesrvAddr -n --timeout --access-key --secret-key --tls --tls-insecure --tls-ca --tls-cert --tls-key --cluster -c -h --help" -- "$cur") ) ;;
     esac
 }
 complete -o default -F _mqctl mqctl .venv/bin/mqctl ./.venv/bin/mqctl

@@ -11,6 +11,10 @@ namesrv = "10.0.0.1:9876;10.0.0.2:9876"
 access_key = "ops"          # ACL signing (keep the file private: chmod 600)
 secret_key = "..."
 tls = true
+tls_ca = "~/certs/rocketmq-ca.pem"      # optional: the CA to verify servers against
+tls_cert = "~/certs/mqctl.pem"          # optional: mutual TLS, with tls_key
+tls_key = "~/certs/mqctl.key"
+# tls_insecure = true                   # test clusters only: no verification
 
 The whole file is checked once, when it is first needed (``load_config``): every key's type, no
 unknown key (a typo such as ``namesvr`` would otherwise be ignored), one cluster per profile
@@ -36,7 +40,18 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 MAX_CONFIG_BYTES = 1 << 20  # a profile file is a few hundred bytes; /dev/zero is not one
-PROFILE_KEYS = ("stores", "namesrv", "access_key", "secret_key", "tls", "exporter")
+PROFILE_KEYS = (
+    "stores",
+    "namesrv",
+    "access_key",
+    "secret_key",
+    "tls",
+    "tls_insecure",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
+    "exporter",
+)
 # Tables of a profile that their own module checks (the exporter's thresholds: ops/alertrules.py).
 SECTION_KEYS = ("exporter",)
 _HINT = "fix the file; its format is in the README, 'Pointing mqctl at a cluster'"
@@ -50,6 +65,10 @@ class Profile:
     access_key: str | None = field(default=None, repr=False)
     secret_key: str | None = field(default=None, repr=False)
     tls: bool = False
+    tls_insecure: bool = False
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # SECTION_KEYS' tables
 
 
@@ -159,9 +178,10 @@ def _profile(path: Path, name: str, raw: Any) -> Profile:
             if not broker.strip():
                 raise _fail(path, f"{key}.stores", "a broker needs a name")
             stores[broker.strip()] = Path(_text(path, f"{key}.stores.{broker}", root)).expanduser()
-    tls = raw.get("tls", False)
-    if not isinstance(tls, bool):
-        raise _fail(path, f"{key}.tls", f"expected true or false, got {_shown(tls)}")
+    flags = {k: raw.get(k, False) for k in ("tls", "tls_insecure")}
+    for k, v in flags.items():
+        if not isinstance(v, bool):
+            raise _fail(path, f"{key}.{k}", f"expected true or false, got {_shown(v)}")
 
     def text(k: str) -> str | None:
         return _text(path, f"{key}.{k}", raw[k]) if k in raw else None
@@ -172,7 +192,24 @@ def _profile(path: Path, name: str, raw: Any) -> Profile:
             raise _fail(path, f"{key}.{k}", f"expected a table [{key}.{k}], got {_shown(raw[k])}")
         if k in raw:
             sections[k] = raw[k]
-    return Profile(name, stores, text("namesrv"), text("access_key"), text("secret_key"), tls, sections)
+
+    def file(k: str) -> str | None:
+        value = text(k)
+        return str(Path(value).expanduser()) if value else None
+
+    return Profile(
+        name,
+        stores,
+        text("namesrv"),
+        text("access_key"),
+        text("secret_key"),
+        flags["tls"],
+        sections=sections,
+        tls_insecure=flags["tls_insecure"],
+        tls_ca=file("tls_ca"),
+        tls_cert=file("tls_cert"),
+        tls_key=file("tls_key"),
+    )
 
 
 def default_profile_name() -> str | None:

@@ -105,7 +105,7 @@ _RESPONSE_EXIT = {
     3: ExitStatus.NOT_AVAILABLE,  # REQUEST_CODE_NOT_SUPPORTED: this broker version lacks the request
     14: ExitStatus.UNREACHABLE,  # SERVICE_NOT_AVAILABLE
     1500: ExitStatus.UNREACHABLE,  # GO_AWAY: a proxy shutting down
-    16: ExitStatus.REFUSED,  # NO_PERMISSION (authentication / authorization)
+    16: ExitStatus.DENIED,  # NO_PERMISSION (authentication / authorization)
     17: ExitStatus.NOT_FOUND,  # TOPIC_NOT_EXIST
     22: ExitStatus.NOT_FOUND,  # QUERY_NOT_FOUND (no committed offset)
     24: ExitStatus.NOT_FOUND,  # SUBSCRIPTION_NOT_EXIST
@@ -133,6 +133,29 @@ class BrokerResponseError(MqctlError):
         self.remark = remark
         self.addr = addr
         self.exit_status = _RESPONSE_EXIT.get(code, ExitStatus.REFUSED)
+
+
+class AccessDeniedError(MqctlError):
+    """A broker (or name server) with ACL refused who is asking: a wrong secret, an unknown access
+    key, no grant on the group or topic, an admin request from a non-admin account. The message
+    names the request, its group/topic, the access key and why (remoting/acl.py words it); the
+    broker's code and raw remark are kept."""
+
+    exit_status = ExitStatus.DENIED
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        code: int | None = None,
+        remark: str | None = None,
+        addr: str | None = None,
+    ) -> None:
+        super().__init__(message, hint)
+        self.code = code
+        self.remark = remark
+        self.addr = addr
 
 
 class PartialWriteError(MqctlError):
@@ -175,16 +198,28 @@ class BrokersFailedError(MqctlError):
     mean (the worst of them: 4 when unreachable, 5 when refused ...). Raised after the other
     brokers' numbers were printed, so a partial answer never ends as a success."""
 
-    def __init__(self, failures: Iterable[_Failure], consequence: str, *, unread_groups: int = 0) -> None:
+    def __init__(
+        self,
+        failures: Iterable[_Failure],
+        consequence: str,
+        *,
+        unread_groups: int = 0,
+        hint: str | None = None,
+    ) -> None:
+        self.failures = tuple(failures)
         named: dict[str, tuple[str, int]] = {}
-        for f in failures:
+        for f in self.failures:
             where = f"{f.broker_name} ({f.addr})" if f.addr else f.broker_name
             named.setdefault(where, (f.message, int(f.exit_status)))
-        names = "; ".join(f"{b}: {m}" for b, (m, _s) in named.items())
-        text = f"{len(named)} broker(s) did not answer ({names}): {consequence}"
+        if named and all(s == ExitStatus.DENIED for _m, s in named.values()):
+            # each denial names its broker, the request and why already
+            text = f"{'; '.join(m for m, _s in named.values())}: {consequence}"
+        else:
+            names = "; ".join(f"{b}: {m}" for b, (m, _s) in named.items())
+            text = f"{len(named)} broker(s) did not answer ({names}): {consequence}"
         if unread_groups:
             text += f"; {unread_groups} group(s) could not be read at all"
-        super().__init__(text)
+        super().__init__(text, hint)
         self.brokers = list(named)
         statuses = [s for _m, s in named.values()] or [int(ExitStatus.UNREACHABLE)]
         self.exit_status = ExitStatus(max(statuses))

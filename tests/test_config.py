@@ -51,7 +51,7 @@ BAD = [
     (
         "typo-key",
         b'[profiles.p]\nnamesvr = "h:9876"\n',
-        "profiles.p.namesvr: unknown key (known: stores, namesrv, access_key, secret_key, tls, exporter)",
+        "profiles.p.namesvr: unknown key (known: stores, namesrv, access_key, secret_key, tls, tls_insecure, tls_ca, tls_cert, tls_key, exporter)",
     ),
     ("typo-top", b'defualt = "p"\n', "defualt: unknown key (known: default, profiles)"),
     (

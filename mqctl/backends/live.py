@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from mqctl.remoting.client import RemotingClient
     from mqctl.remoting.frame import RemotingCommand
     from mqctl.remoting.signing import Credentials
+    from mqctl.remoting.tls import TlsSettings
 
 
 class LiveBackend:
@@ -64,7 +65,7 @@ class LiveBackend:
         timeout: float = 10.0,
         request_timeout: float = 5.0,
         credentials: Credentials | None = None,
-        tls: bool = False,
+        tls: bool | TlsSettings = False,
         tls_insecure: bool = False,
         version: int | None = None,
     ) -> None:
@@ -232,7 +233,7 @@ class LiveBackend:
         from mqctl.remoting.bodies import decode_consume_stats
 
         queues: list[QueueStat] = []
-        tps, failures = 0.0, []
+        tps, failures, errors = 0.0, [], []
         for (broker, code, _f), r in zip(requests, results):
             addr = self.net.broker_addr(broker)
             try:
@@ -240,15 +241,21 @@ class LiveBackend:
                 part = decode_consume_stats(body, group, broker) if body else ConsumeStats(group, ())
             except MqctlError as exc:
                 failures.append(BrokerFailure(broker, addr, exc.message, int(exc.exit_status)))
+                errors.append(exc)
                 continue
             queues += part.queues
             tps += part.consume_tps
         if failures and not queues and len(failures) == len(requests):
-            # Every broker failed: exit with what their answers mean (5 when all refused, e.g. 16
-            # NO_PERMISSION), the rule of a partly failed command; 4 when none could be reached.
+            # Every broker failed: exit with what their answers mean (8 when denied, 5 when
+            # refused), the rule of a partly failed command; 4 when none could be reached. The
+            # only broker asked fails with its own error (its words and hint: who denied what,
+            # whether TLS is wanted).
             from mqctl.errors import BrokersFailedError
 
-            raise BrokersFailedError(failures, f"no consume stats of group {group}")
+            if len(errors) == 1:
+                raise errors[0]
+            hint = next((e.hint for e in errors if e.hint), None)
+            raise BrokersFailedError(failures, f"no consume stats of group {group}", hint=hint)
         return ConsumeStats(group, tuple(queues), tps, tuple(failures))
 
     def _with_min_offsets(self, stats: ConsumeStats) -> ConsumeStats:

@@ -30,6 +30,7 @@ from mqctl.remoting.codes import RequestCode, ResponseCode
 
 if TYPE_CHECKING:
     from mqctl.backends.live_net import LiveRounds, Request
+    from mqctl.model import BrokerFailure
 
 
 def _retry_groups(backend: LiveRounds) -> list[str]:
@@ -115,17 +116,32 @@ def overview(backend: LiveRounds, *, detail: bool = False) -> list[GroupOverview
     out = []
     for i, ref in enumerate(refs):
         mine = results[i * len(brokers) : (i + 1) * len(brokers)]
-        failure = None
+        failure: str | None = None
+        lost: tuple[BrokerFailure, ...] = ()
         try:
             stats = backend.merge_stats(ref.name, stats_requests[i], mine)
         except MqctlError as exc:
-            stats, failure = None, exc.message
+            # No broker answered for this group: keep why each failed (their exit statuses say
+            # what the overview exits with).
+            stats, failure, lost = None, exc.message, _failures(backend, brokers, exc)
         conn: ConsumerConnection | None = None
         c = results[len(flat) + i]
         if not isinstance(c, MqctlError) and c.code == ResponseCode.SUCCESS and c.body:
             conn = decode_consumer_connection(c.body, ref.name)
-        out.append(GroupOverview(ref, stats, conn, failure))
+        out.append(GroupOverview(ref, stats, conn, failure, lost if stats is None else ()))
     return _detailed(backend, out, tables) if detail else out
+
+
+def _failures(backend: LiveRounds, brokers: list[str], exc: MqctlError) -> tuple[BrokerFailure, ...]:
+    """The brokers behind a group's failed stats (merge_stats raises when none answered)."""
+    from mqctl.model import BrokerFailure
+
+    lost = tuple(getattr(exc, "failures", ()))
+    if not lost:  # one broker's own error (a denial names it), not a list of them
+        where = getattr(exc, "addr", None)
+        broker = where if where in brokers else brokers[0]
+        lost = (BrokerFailure(broker, backend.net.broker_addr(broker), exc.message, int(exc.exit_status)),)
+    return lost
 
 
 def _detailed(backend: LiveRounds, overviews: list[GroupOverview], tables: Tables) -> list[GroupOverview]:

@@ -67,11 +67,49 @@ class LiveNet:
 
     # --- requests ------------------------------------------------------------------------
     def call_many(self, calls: Sequence[Call]) -> list[RemotingCommand | MqctlError]:
+        """Every call pipelined; an ACL refusal comes back as an AccessDeniedError in its slot
+        (whoever asked gets it like any other failure of that broker)."""
         results = self.client.call_many(calls)
-        for call, r in zip(calls, results):
-            if not isinstance(r, MqctlError):
-                self.versions[call.addr] = r.version
+        for i, (call, r) in enumerate(zip(calls, results)):
+            if isinstance(r, MqctlError):
+                continue
+            self.versions[call.addr] = r.version
+            # 16 NO_PERMISSION (5.x) or an AclException as SYSTEM_ERROR (4.x): checked cheaply
+            # here, worded by remoting/acl.py only when it is one.
+            if r.code == ResponseCode.NO_PERMISSION or (
+                r.code == ResponseCode.SYSTEM_ERROR and "Exception" in (r.remark or "")
+            ):
+                results[i] = self._denied(call, r) or r
         return results
+
+    def _denied(self, call: Call, resp: RemotingCommand) -> MqctlError | None:
+        from mqctl.remoting.acl import denied, is_denial
+
+        if not is_denial(resp.code, resp.remark):
+            return None
+        creds = self.client.credentials
+        return denied(
+            resp.code,
+            resp.remark,
+            who=self.name_of(call.addr),
+            request=request_name(call.code),
+            fields=call.ext_fields,
+            access_key=creds.access_key if creds is not None else None,
+        )
+
+    def name_of(self, addr: str) -> str:
+        """What to call the server at ``addr`` in a message: its broker name when a route or the
+        cluster info already named it (nothing is asked for that), else the address."""
+        if addr in self.namesrvs:
+            return f"name server {addr}"
+        known = [r.broker_datas for r in self._routes.values() if isinstance(r, TopicRoute)]
+        if self._cluster is not None:
+            known.append(tuple(self._cluster.brokers.values()))
+        for datas in known:
+            for bd in datas:
+                if any(a == addr for _id, a in bd.addrs):
+                    return bd.broker_name
+        return addr
 
     def call(self, addr: str, code: int, fields: Mapping[str, object] | None = None) -> RemotingCommand:
         from mqctl.remoting.client import Call
@@ -94,15 +132,18 @@ class LiveNet:
 
     def ns_call(self, code: int, fields: Mapping[str, object] | None = None) -> tuple[str, RemotingCommand]:
         """Ask the name servers in order until one answers (an answer with an error code counts)."""
-        failures = []
+        failures: list[UnreachableError] = []
         for addr in self.namesrvs:
             try:
                 return addr, self.call(addr, code, fields)
             except (UnreachableError, ProtocolError) as exc:
-                failures.append(exc.message)
+                failures.append(exc)
+        only = failures[0] if len(failures) == 1 else None
         raise UnreachableError(
-            "; ".join(failures) if len(failures) > 1 else f"name server {failures[0]}",
-            "check -n/--namesrvAddr (host:port;host:port) and that the name server runs",
+            "; ".join(f.message for f in failures) if only is None else f"name server {only.message}",
+            # a hint of the failure itself (TLS: what to pass) says more than the generic one
+            (only.hint if only is not None else None)
+            or "check -n/--namesrvAddr (host:port;host:port) and that the name server runs",
         )
 
     # --- routes and brokers ----------------------------------------------------------------

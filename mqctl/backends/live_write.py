@@ -24,6 +24,7 @@ from mqctl.remoting.codes import RequestCode, ResponseCode
 
 if TYPE_CHECKING:
     from mqctl.backends.live_net import LiveRounds
+    from mqctl.remoting.frame import RemotingCommand
 
 PREVIOUSLY_RESET = "Offset has been previously reset"
 
@@ -124,17 +125,15 @@ class LiveOffsetWrite:
         resets = [_reset_request(self.group, mq, off) for mq, off in modern.items()]
         answers = self.backend.ask(resets) if resets else []
         fallback: dict[MessageQueue, int] = {}
-        failed: dict[str, str] = {}
+        failed: dict[str, tuple[str, ExitStatus]] = {}  # broker -> (why, what it means)
         notes: dict[MessageQueue, str] = {}
         # An offline group on an old broker: its offsets are written directly.
         fallback.update({mq: off for mq, off in self.targets.items() if mq.broker_name in self._legacy})
         for (mq, off), r in zip(modern.items(), answers):
-            if isinstance(r, MqctlError):
-                failed.setdefault(mq.broker_name, r.message)
-            elif r.code == ResponseCode.CONSUMER_NOT_ONLINE:
+            if not isinstance(r, MqctlError) and r.code == ResponseCode.CONSUMER_NOT_ONLINE:
                 fallback[mq] = off  # a broker resetting through its clients, and none is online
-            elif r.code != ResponseCode.SUCCESS:
-                failed.setdefault(mq.broker_name, f"code {r.code}: {' '.join((r.remark or '').split())}")
+            else:
+                _note_failure(failed, mq.broker_name, r)
         method = "broker-reset"
         if fallback:
             method = "offset-update" if len(fallback) == len(self.targets) else "broker-reset+offset-update"
@@ -142,15 +141,13 @@ class LiveOffsetWrite:
         done = [b for b in brokers if b not in failed]
         checks = self._read_back(notes)
         if failed:
-            why = "; ".join(f"{b}: {m}" for b, m in failed.items())
+            why = "; ".join(f"{b}: {m}" for b, (m, _s) in failed.items())
             landed = bool(done) or not self._none_took(checks)
+            took = f"{', '.join(done)} did (kept in the journal)" if done else "none took it"
+            if not landed and not done:
+                took = "none took it (read back: no queue moved)"
             raise PartialWriteError(
-                f"{len(failed)} of {len(brokers)} broker(s) did not take the reset ({why}); "
-                + (
-                    f"{', '.join(done) or 'none'} did"
-                    if landed
-                    else "no queue moved (read back): nothing written"
-                ),
+                f"{len(failed)} of {len(brokers)} broker(s) did not take the reset ({why}); {took}",
                 done,
                 _status(failed),
                 landed=landed,
@@ -176,7 +173,10 @@ class LiveOffsetWrite:
         )
 
     def _update(
-        self, queues: Mapping[MessageQueue, int], failed: dict[str, str], notes: dict[MessageQueue, str]
+        self,
+        queues: Mapping[MessageQueue, int],
+        failed: dict[str, tuple[str, ExitStatus]],
+        notes: dict[MessageQueue, str],
     ) -> None:
         requests = [
             (
@@ -187,11 +187,9 @@ class LiveOffsetWrite:
             for mq, off in queues.items()
         ]
         for mq, r in zip(queues, self.backend.ask(requests)):
-            if isinstance(r, MqctlError):
-                failed.setdefault(mq.broker_name, r.message)
-            elif r.code != ResponseCode.SUCCESS:
-                failed.setdefault(mq.broker_name, f"code {r.code}: {' '.join((r.remark or '').split())}")
-            elif r.remark and PREVIOUSLY_RESET in r.remark:
+            if _note_failure(failed, mq.broker_name, r):
+                continue
+            if not isinstance(r, MqctlError) and r.remark and PREVIOUSLY_RESET in r.remark:
                 notes[mq] = r.remark  # a server-side reset is pending: the broker ignored this write
 
     def _read_back(self, notes: dict[MessageQueue, str]) -> tuple[AppliedQueue, ...]:
@@ -233,8 +231,29 @@ def _reset_request(group: str, mq: MessageQueue, offset: int) -> tuple[str, int,
     return (mq.broker_name, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, fields)
 
 
-def _status(failed: Mapping[str, str]) -> ExitStatus:
-    text = " ".join(failed.values()).lower()
+def _note_failure(
+    failed: dict[str, tuple[str, ExitStatus]], broker: str, r: RemotingCommand | MqctlError
+) -> bool:
+    """Record the first failure of ``broker`` (an error, or an answer other than SUCCESS);
+    whether ``r`` was one."""
+    if isinstance(r, MqctlError):
+        failed.setdefault(broker, (r.message, ExitStatus(int(r.exit_status))))
+    elif r.code != ResponseCode.SUCCESS:
+        failed.setdefault(
+            broker, (f"code {r.code}: {' '.join((r.remark or '').split())}", ExitStatus.REFUSED)
+        )
+    else:
+        return False
+    return True
+
+
+def _status(failed: Mapping[str, tuple[str, ExitStatus]]) -> ExitStatus:
+    """A denial says most (who may not do this), then a broker that could not be reached."""
+    statuses = {s for _m, s in failed.values()}
+    for status in (ExitStatus.DENIED, ExitStatus.UNREACHABLE):
+        if status in statuses:
+            return status
+    text = " ".join(m for m, _s in failed.values()).lower()
     if "timed out" in text or "unreachable" in text or "connect" in text or "closed" in text:
         return ExitStatus.UNREACHABLE
     return ExitStatus.REFUSED

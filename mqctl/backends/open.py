@@ -25,6 +25,9 @@ class BackendOptions:
     secret_key: str | None = field(default=None, repr=False)
     tls: bool = False
     tls_insecure: bool = False
+    tls_ca: str | None = None  # PEM bundle to verify servers against (else the system store)
+    tls_cert: str | None = None  # client certificate (PEM) for mutual TLS
+    tls_key: str | None = None  # its unencrypted private key (PEM)
     version: int | None = None  # --mqadmin-version: the RocketMQ release to follow (else detected)
     lock_timeout: float = 30.0  # store: seconds a write waits for another mqctl reset's lock
     on_lock_wait: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
@@ -52,13 +55,17 @@ def open_backend(target: BackendTarget, options: BackendOptions | None = None) -
             if not (opts.access_key and opts.secret_key):
                 raise UsageError("request signing needs both an access key and a secret key")
             creds = Credentials(opts.access_key, opts.secret_key)
+        tls = None
+        if opts.tls or opts.tls_insecure or opts.tls_ca or opts.tls_cert or opts.tls_key:
+            from mqctl.remoting.tls import TlsSettings
+
+            tls = TlsSettings(opts.tls_insecure, opts.tls_ca, opts.tls_cert, opts.tls_key)
         return LiveBackend(
             target.namesrv,
             timeout=opts.timeout,
             request_timeout=min(opts.request_timeout, opts.timeout),
             credentials=creds,
-            tls=opts.tls,
-            tls_insecure=opts.tls_insecure,
+            tls=tls or False,
             version=opts.version,
         )
     raise NotAvailableError(f"cannot open a {target.kind!r} backend ({target.describe()})")

@@ -83,7 +83,7 @@ def _main(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
     debug: bool = typer.Option(
-        False, "--debug", envvar="MQCTL_DEBUG", help="Show tracebacks instead of one-line errors."
+        False, "--debug", envvar="MQCTL_DEBUG", help="Print tracebacks too (same exit code)."
     ),
 ) -> None:
     set_debug(debug)

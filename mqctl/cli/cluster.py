@@ -85,9 +85,47 @@ SecretKeyOpt = Annotated[
         show_envvar=False,
     ),
 ]
-TlsOpt = Annotated[bool, typer.Option("--tls", help="Live cluster: talk TLS to name servers and brokers.")]
+TlsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--tls",
+        help="Live cluster: talk TLS to name servers and brokers, verifying their certificates and names "
+        "(against --tls-ca, else the system's CAs).",
+    ),
+]
 TlsInsecureOpt = Annotated[
-    bool, typer.Option("--tls-insecure", help="With --tls: do not verify certificates (test clusters only).")
+    bool,
+    typer.Option(
+        "--tls-insecure",
+        help="TLS without verifying certificates or names (test clusters only; said on stderr).",
+    ),
+]
+TlsCaOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tls-ca",
+        metavar="FILE",
+        help="TLS: trust the CA certificates of this PEM file (implies --tls).",
+        show_default=False,
+    ),
+]
+TlsCertOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tls-cert",
+        metavar="FILE",
+        help="TLS: present this client certificate (PEM) to servers that ask for one (mutual TLS; implies --tls).",
+        show_default=False,
+    ),
+]
+TlsKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tls-key",
+        metavar="FILE",
+        help="The unencrypted private key (PEM) of --tls-cert.",
+        show_default=False,
+    ),
 ]
 MqadminVersionOpt = Annotated[
     str | None,
@@ -146,6 +184,9 @@ class Cluster:
     secret_key: str | None = field(default=None, repr=False)
     tls: bool = False
     tls_insecure: bool = False
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
     mqadmin_version: str | None = None
     name: str | None = None  # mqadmin's -c: accepted, not used
 
@@ -185,18 +226,18 @@ class Cluster:
                 version = version_ordinal(self.mqadmin_version)
             except ValueError as exc:
                 raise UsageError(f"--mqadmin-version: {exc}") from None
-        access, secret, tls = self.access_key, self.secret_key, self.tls
-        if self.profile and not (access and secret):
-            prof = _profile(self.profile)
-            access, secret, tls = access or prof.access_key, secret or prof.secret_key, tls or prof.tls
+        prof = _profile(self.profile) if self.profile else None
+        access, secret = self.access_key, self.secret_key
+        if prof is not None and not (access and secret):
+            access, secret = access or prof.access_key, secret or prof.secret_key
+        tls = _tls(self, prof)
         return BackendOptions(
             ignore_abort_file=ignore_abort_file,
             timeout=self.timeout,
             access_key=access,
             secret_key=secret,
-            tls=tls or self.tls_insecure,
-            tls_insecure=self.tls_insecure,
             version=version,
+            **tls,
         )
 
     def open(self, *, ignore_abort_file: bool = False) -> Backend:
@@ -204,6 +245,28 @@ class Cluster:
         from mqctl.backends.open import open_backend
 
         return open_backend(self.target(), self.options(ignore_abort_file=ignore_abort_file))
+
+
+_warned_insecure = False
+
+
+def _tls(flags: Cluster, prof: Profile | None) -> dict[str, Any]:
+    """The TLS options: each flag, else the profile's key; any of them turns TLS on. Without
+    verification it says so on stderr, once per command."""
+    global _warned_insecure
+    pick = {
+        "tls_insecure": flags.tls_insecure or (prof is not None and prof.tls_insecure),
+        "tls_ca": flags.tls_ca or (prof.tls_ca if prof else None),
+        "tls_cert": flags.tls_cert or (prof.tls_cert if prof else None),
+        "tls_key": flags.tls_key or (prof.tls_key if prof else None),
+    }
+    on = flags.tls or (prof is not None and prof.tls) or any(pick.values())
+    if on and pick["tls_insecure"] and not _warned_insecure:
+        from mqctl.cli.errors import warn
+
+        warn("TLS without verification (--tls-insecure): any server certificate is accepted")
+        _warned_insecure = True
+    return {"tls": bool(on), **pick}
 
 
 def cluster_options(
@@ -220,6 +283,9 @@ def cluster_options(
         Flag("secret_key", SecretKeyOpt),
         Flag("tls", TlsOpt, False),
         Flag("tls_insecure", TlsInsecureOpt, False),
+        Flag("tls_ca", TlsCaOpt),
+        Flag("tls_cert", TlsCertOpt),
+        Flag("tls_key", TlsKeyOpt),
     ]
     if versioned:
         flags.append(Flag("mqadmin_version", MqadminVersionOpt))

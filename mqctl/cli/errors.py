@@ -65,16 +65,26 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
+def _traceback() -> None:
+    """--debug: the traceback of the exception being handled, before its one-line error. Frames
+    and messages only (no local variables: a secret must not reach a terminal or a log)."""
+    if debug_enabled():
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+
+
 def _os_error(e: OSError) -> NoReturn:
     """A read-only filesystem, a full disk, a permission: the path and the reason, not a bug."""
-    if debug_enabled():
-        raise e
+    _traceback()
     report(os_error_message(e), "check the path, its permissions and free space")
     raise typer.Exit(int(ExitStatus.ERROR)) from None
 
 
 def handle_errors(fn: F) -> F:
-    """Wrap a command: typed errors become one line on stderr and their exit status."""
+    """Wrap a command: typed errors become one line on stderr and their exit status. --debug adds
+    the traceback first and changes nothing else (the exit status is the same)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -85,13 +95,11 @@ def handle_errors(fn: F) -> F:
         except typer.Exit:
             raise
         except MqctlError as e:
-            if debug_enabled():
-                raise
+            _traceback()
             report(e.message, e.hint)
             raise typer.Exit(int(e.exit_status)) from None
         except KeyboardInterrupt:
-            if debug_enabled():
-                raise
+            _traceback()
             sys.stderr.write("mqctl: interrupted\n")
             raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
         except BrokenPipeError as e:
@@ -111,8 +119,7 @@ def handle_errors(fn: F) -> F:
         except OSError as e:
             return _os_error(e)
         except Exception as e:  # noqa: BLE001 - last line of defence: never a traceback by default
-            if debug_enabled():
-                raise
+            _traceback()
             report(f"internal error: {type(e).__name__}: {e}", "run again with --debug for the traceback")
             raise typer.Exit(int(ExitStatus.ERROR)) from None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mqctl.model.queues import PERM_READ, RETRY_PREFIX, ConsumeStats, MessageQueue  # noqa: F401
+from mqctl.model.queues import PERM_READ, RETRY_PREFIX, BrokerFailure, ConsumeStats, MessageQueue  # noqa: F401
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,3 +168,4 @@ class GroupOverview:
     stats: ConsumeStats | None  # None when they could not be read (see failure)
     connection: ConsumerConnection | None = None  # None: no client online, or a store
     failure: str | None = None
+    failures: tuple[BrokerFailure, ...] = ()  # with failure: the brokers that did not answer, and why

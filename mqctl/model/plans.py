@@ -87,7 +87,7 @@ JOURNAL_SCHEMA = "mqctl/resetJournal/v1"
 class JournalRecord:
     id: str
     created_ms: int
-    state: str  # PENDING | APPLIED | PARTIAL
+    state: str  # PENDING | APPLIED | PARTIAL | REFUSED
     group: str
     target: BackendTarget
     changes: tuple[OffsetChange, ...]

@@ -4,7 +4,7 @@ A record names the backend it applies to (the stores' roots, or a live cluster's
 so undo reopens it through the same ``open_backend`` the CLI uses, whatever the backend. It is
 written before the offsets are (state ``pending``) and marked ``applied`` once every broker took
 them; a write that stopped part-way is ``partial`` and names the brokers that hold the new
-offsets; one every broker refused (nothing moved, read back) is ``refused``. Journals live
+offsets; one that no broker took (each refused or denied it) is ``refused``. Journals live
 outside any broker store: ``$MQCTL_JOURNAL_DIR``, else ``$XDG_STATE_HOME/mqctl/journal``, else
 ``~/.local/state/mqctl/journal``.
 """

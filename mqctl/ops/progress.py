@@ -246,7 +246,7 @@ def all_groups(
                 consume_type=conn.consume_type if conn else pop_types.get(ov.ref.name),
                 message_model=conn.message_model if conn else None,
                 failure=ov.failure,
-                failures=ov.stats.failures if ov.stats is not None else (),
+                failures=ov.stats.failures if ov.stats is not None else ov.failures,
                 time_unknown=len(prog.time_unknown),
                 notes=notes.get(ov.ref.name, ()),
             )

@@ -72,7 +72,10 @@ def _landed_changes(backend: Backend, record: JournalRecord) -> tuple[list[Offse
     """A record still "pending" was written before its offsets were (or "partial": a write that
     stopped part-way): the reset may have been killed before, between or after the brokers'
     writes. Look at what the cluster holds: the changes that landed (to undo) and how many never
-    did (nothing to undo there)."""
+    did (nothing to undo there). A "refused" record is looked at too: nothing should have moved.
+    """
+    from mqctl.ops.journal import REFUSED
+
     changed = [c for c in record.changes if c.before != c.after]  # unchanged: nothing to undo
     now = current_queues(backend, record.group, [c.queue for c in changed], f"journal {record.id}")
     landed, not_landed, moved = [], 0, []
@@ -92,9 +95,14 @@ def _landed_changes(backend: Backend, record: JournalRecord) -> tuple[list[Offse
             "inspect with consumerProgress and reset the queues explicitly (--from-file)",
         )
     if not landed:
+        why = (
+            "every broker refused it"
+            if record.state == REFUSED
+            else "the reset was interrupted before writing"
+        )
         raise RefusedError(
             f"nothing to undo: reset {record.id} never landed (its journal record is {record.state} and the "
-            "cluster still holds the offsets from before it: the reset was interrupted before writing)",
+            f"cluster still holds the offsets from before it: {why})",
             "undo an older reset by its id (the journal directory lists them)",
         )
     return landed, not_landed
@@ -102,14 +110,8 @@ def _landed_changes(backend: Backend, record: JournalRecord) -> tuple[list[Offse
 
 def plan_undo(backend: Backend, record: JournalRecord) -> ResetPlan:
     """The reverse of a journalled reset: every queue back to its offset before it."""
-    from mqctl.ops.journal import APPLIED, REFUSED
+    from mqctl.ops.journal import APPLIED
 
-    if record.state == REFUSED:
-        raise RefusedError(
-            f"nothing to undo: reset {record.id} was refused by every broker and nothing was written "
-            "(its journal record says refused)",
-            "undo an older reset by its id (the journal directory lists them, newest last)",
-        )
     changes, note_text = list(record.changes), None
     if record.state != APPLIED:
         changes, missing = _landed_changes(backend, record)

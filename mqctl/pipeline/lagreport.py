@@ -131,7 +131,7 @@ def live_snapshot(backend: Backend, *, lag_time: bool) -> tuple[LiveSnapshot, Mq
         )  # one request pair per distinct position: groups at the same offset share it
         times = backend.store_times(positions)
         oldest = {(p.queue, p.offset): t for p, t in zip(positions, times) if t > 0}
-    failures = [f for ov in overviews for f in (ov.stats.failures if ov.stats is not None else ())]
+    failures = [f for ov in overviews for f in (ov.stats.failures if ov.stats is not None else ov.failures)]
     unread = sum(1 for ov in overviews if ov.failure)
     failure = None
     if failures or unread:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import ssl
 
     from mqctl.remoting.signing import Credentials
+    from mqctl.remoting.tls import TlsSettings
 
 Result = RemotingCommand | MqctlError
 
@@ -89,7 +90,7 @@ class RemotingClient:
         timeout: float = 5.0,
         deadline: float | None = None,
         credentials: Credentials | None = None,
-        tls: bool = False,
+        tls: bool | TlsSettings = False,
         tls_insecure: bool = False,
         max_frame: int = DEFAULT_MAX_FRAME,
         max_connections: int = 16,
@@ -103,8 +104,11 @@ class RemotingClient:
         self.timeout = timeout
         self.deadline = deadline
         self.credentials = credentials
-        self.tls = tls
-        self.tls_insecure = tls_insecure
+        # tls=True: verify against the system store (tls_insecure: not at all); a TlsSettings says
+        # whom to trust and which client certificate to show.
+        self.tls = bool(tls)
+        self.tls_insecure = tls.insecure if not isinstance(tls, bool) else tls_insecure
+        self._tls_settings = tls if not isinstance(tls, bool) else None
         self.max_frame = max_frame
         self.max_connections = max_connections
         self.max_in_flight = max_in_flight
@@ -147,13 +151,9 @@ class RemotingClient:
 
     def _new_conn(self, addr: str) -> Conn:
         if self.tls and self._ssl_context is None:
-            import ssl
+            from mqctl.remoting.tls import TlsSettings
 
-            ctx = ssl.create_default_context()
-            if self.tls_insecure:
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-            self._ssl_context = ctx
+            self._ssl_context = (self._tls_settings or TlsSettings(insecure=self.tls_insecure)).context()
         conn = Conn(addr, self.max_frame, self._ssl_context if self.tls else None)
         self._pool[addr] = conn
         return conn

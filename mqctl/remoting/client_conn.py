@@ -28,6 +28,10 @@ _RECV_SIZE = 256 * 1024
 _MAX_READS = 16
 _CONNECT_PENDING = (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY)
 _HINT = "check the address and that the name server or broker is running"
+_TLS_HINT = (
+    "it closed the connection before answering anything: if it requires TLS, pass --tls "
+    "(and --tls-ca FILE, --tls-cert/--tls-key for mutual TLS)"
+)
 
 
 def parse_addr(addr: str) -> tuple[str, int]:
@@ -124,6 +128,7 @@ class Conn:
         self.out = bytearray()
         self.inflight: dict[int, Pending] = {}
         self.suspect = False  # a request timed out on it: do not keep it for the next batch
+        self.answered = False  # something came back on it
         self.deliver: Callable[[Conn, RemotingCommand], None] = lambda conn, cmd: None
         self._tls = tls
         self._tls_want = READ
@@ -267,8 +272,9 @@ class Conn:
             self._tls_want = WRITE
             return
         except (OSError, ValueError) as exc:
-            reason = getattr(exc, "verify_message", None) or getattr(exc, "reason", None) or str(exc)
-            raise UnreachableError(f"{self.addr}: TLS handshake failed: {reason}") from None
+            from mqctl.remoting.tls import handshake_error
+
+            raise handshake_error(self.addr, self.host, exc) from None
         self.state = OPEN
 
     # -- traffic -------------------------------------------------------------------------------
@@ -294,8 +300,22 @@ class Conn:
             except self._blocking:
                 return
             except OSError as exc:
-                raise UnreachableError(f"{self.addr}: send failed: {exc.strerror or exc}", _HINT) from None
+                raise self._send_error(exc) from None
             del self.out[:sent]
+
+    def _send_error(self, exc: OSError) -> UnreachableError:
+        """A TLS server that refused our certificate may have closed before our first request
+        went out: its alert is then waiting to be read."""
+        if self._tls is not None and not self.answered and self.sock is not None:
+            try:
+                self.sock.recv(1)
+            except OSError as alert:
+                from mqctl.remoting.tls import peer_refused
+
+                refused = peer_refused(self.addr, alert)
+                if refused is not None:
+                    return refused
+        return UnreachableError(f"{self.addr}: send failed: {exc.strerror or exc}", _HINT)
 
     def buffered_input(self) -> bool:
         """TLS data already decrypted in the socket, which the selector will not report."""
@@ -312,7 +332,7 @@ class Conn:
             except self._eof:
                 data = b""
             except OSError as exc:
-                raise UnreachableError(f"{self.addr}: receive failed: {exc.strerror or exc}", _HINT) from None
+                raise self._receive_error(exc) from None
             if not data:
                 self._closed_by_peer()
                 return
@@ -321,7 +341,21 @@ class Conn:
             except ProtocolError as exc:
                 raise ProtocolError(f"{self.addr}: {exc.message}") from None
             for cmd in commands:
+                self.answered = True
                 self.deliver(self, cmd)
+
+    def _receive_error(self, exc: OSError) -> UnreachableError:
+        if self._tls is not None:
+            from mqctl.remoting.tls import peer_refused
+
+            refused = peer_refused(self.addr, exc)
+            if refused is not None:
+                return refused
+        # Reset before anything came back: as likely a server that wants TLS as a closed one.
+        plain_reset = self._tls is None and not self.answered and exc.errno == errno.ECONNRESET
+        return UnreachableError(
+            f"{self.addr}: receive failed: {exc.strerror or exc}", _TLS_HINT if plain_reset else _HINT
+        )
 
     def _closed_by_peer(self) -> None:
         partial, outstanding = self.decoder.buffered, len(self.inflight)
@@ -329,8 +363,10 @@ class Conn:
         if partial:
             raise ProtocolError(f"{self.addr}: connection closed in the middle of a frame ({partial} bytes)")
         if outstanding:
+            # A server that enforces TLS closes a plaintext connection on its first bytes.
+            hint = _TLS_HINT if self._tls is None and not self.answered else None
             raise UnreachableError(
-                f"{self.addr}: connection closed by the peer with {outstanding} request(s) unanswered"
+                f"{self.addr}: connection closed by the peer with {outstanding} request(s) unanswered", hint
             )
 
     def reusable(self) -> bool:

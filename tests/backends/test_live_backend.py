@@ -126,13 +126,13 @@ def test_a_name_server_breaking_the_protocol_is_skipped_for_the_next(cluster: Fa
     assert caught.value.message.startswith(f"name server {bad.addr}: ")
 
 
-def test_every_broker_refusing_is_exit_5_not_unreachable(cluster: FakeCluster) -> None:
+def test_every_broker_denying_is_exit_8_not_unreachable(cluster: FakeCluster) -> None:
     """Fixed in live.py merge_stats: it turned every all-brokers failure into UnreachableError
-    (exit 4), even when each broker answered 16 NO_PERMISSION."""
+    (exit 4), even when each broker answered 16 NO_PERMISSION (then 5; a denial is 8 now)."""
     cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False)
     with backend(cluster) as be, pytest.raises(MqctlError) as caught:
         be.consume_stats("G1")
-    assert caught.value.exit_status == ExitStatus.REFUSED
+    assert caught.value.exit_status == ExitStatus.DENIED
     for s in cluster.brokers.values():
         s.down()
     with backend(cluster) as be, pytest.raises(MqctlError) as caught:
@@ -167,4 +167,4 @@ def test_a_refused_consume_queue_query_is_an_error_not_zero_matches(cluster: Fak
     cluster.broker("broker-a").errors = {321: (16, "no permission for QUERY_CONSUME_QUEUE")}
     with backend(cluster) as be, pytest.raises(MqctlError) as caught:
         be.count_tag_matches([QueueSpan(A0, 3, 25)], parse_subexpr("TagA"))  # today: matched 0
-    assert caught.value.exit_status == ExitStatus.REFUSED
+    assert caught.value.exit_status == ExitStatus.DENIED  # 16 NO_PERMISSION: who asks may not

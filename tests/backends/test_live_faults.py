@@ -1,14 +1,14 @@
 """The failures a user of -n meets, through the CLI against the fake cluster: name servers and
 brokers down, silent, slow, refusing, speaking garbage, asking for ACL signatures. Every failure
 is one ``mqctl: error:`` line (plus an optional hint and warnings), no traceback, and the exit
-status of the README's table: 3 not found, 4 unreachable / timed out, 5 refused."""
+status of the README's table: 3 not found, 4 unreachable / timed out, 5 refused, 8 denied."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from mqctl_testkit.fakecluster import ACL_REMARK, FakeCluster, signature_ok
+from mqctl_testkit.fakecluster import FakeCluster, signature_ok
 from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli, with_twins
 
 PLAIN = ["consumerProgress", "-g", "G1", "-o", "plain"]
@@ -174,29 +174,83 @@ def test_acl_keys_from_the_environment(cluster: FakeCluster) -> None:
     assert_secret_not_shown(run, SECRET)
 
 
-def test_acl_without_keys_is_refused(cluster: FakeCluster) -> None:
+def test_acl_without_keys_is_denied(cluster: FakeCluster) -> None:
     cluster.set_acl(ACCESS_KEY, SECRET)
     run = run_cli(*PLAIN, "-n", cluster.ns)
-    assert run.code == 5
-    line = run.error_line()
-    assert "code 16" in line and ACL_REMARK in line and cluster.ns in line
+    assert run.code == 8  # today: 5, shared with every other refusal
+    assert run.error_line() == (
+        f"mqctl: error: name server {cluster.ns} denied GET_ROUTEINFO_BY_TOPIC on topic %RETRY%G1 to "
+        "an unsigned request: the request is not signed (name server: username cannot be null.)"
+    )
+    assert "--access-key" in run.err.splitlines()[-1]  # the hint says what to pass
 
 
-def test_acl_with_a_wrong_secret_is_refused_and_no_secret_is_shown(cluster: FakeCluster) -> None:
-    cluster.set_acl(ACCESS_KEY, SECRET)
+def test_acl_with_a_wrong_secret_is_denied_and_no_secret_is_shown(cluster: FakeCluster) -> None:
+    cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False)
+    cluster.broker("broker-a").acl = None  # broker-b alone checks: its line is the whole error
     wrong = "Wr0ng-secret-value"
     run = run_cli(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
-    assert run.code == 5
-    assert "code 16" in run.error_line()
+    assert run.code == 8
+    assert brokers_of_rows(run.out) == {"broker-a"}  # what could be read is printed first
+    assert (
+        f"broker-b denied GET_CONSUME_STATS on group G1 for access key {ACCESS_KEY}: signature check "
+        "failed — wrong secret? (broker: check signature failed.)"
+    ) in run.error_line()
     assert_secret_not_shown(run, wrong, SECRET)
 
 
-def test_acl_secret_not_shown_with_debug(cluster: FakeCluster) -> None:
+@pytest.mark.parametrize(
+    ("key", "secret", "why", "remark"),
+    [
+        (ACCESS_KEY, "Wr0ng-secret-value", "signature check failed — wrong secret?",
+         f"Check signature failed for accessKey={ACCESS_KEY}"),
+        ("ghostuser", SECRET, "unknown access key", "No acl config for ghostuser"),
+    ],
+)  # fmt: skip
+def test_a_4x_acl_refusal_reads_without_java(cluster: FakeCluster, key: str, secret: str, why: str, remark: str) -> None:
+    """4.x answers code 1 with 'org.apache...AclException: <why>, <a stack frame>' (a real 4.9.7
+    broker's words): one line per broker without the class and the frame, exit 8 (today: 5)."""
+    cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False, style="4.x")  # a 4.x name server has no ACL
+    run = run_cli(*PLAIN, "-n", cluster.ns, env=cli_env(MQCTL_ACCESS_KEY=key, MQCTL_SECRET_KEY=secret))
+    assert run.code == 8
+    line = run.error_line()
+    for broker in ("broker-a", "broker-b"):
+        assert f"{broker} denied GET_CONSUME_STATS on group G1 for access key {key}: {why} (broker: {remark})" in line
+    assert "org.apache" not in run.err and ".java:" not in run.err and "AclException" not in run.err
+    assert_secret_not_shown(run, secret)
+
+
+def test_a_group_without_a_grant_is_named(cluster: FakeCluster) -> None:
+    cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False)
+    cluster.broker("broker-a").denied_groups = {"G1"}
+    cluster.broker("broker-b").acl = None
+    env = cli_env(MQCTL_ACCESS_KEY=ACCESS_KEY, MQCTL_SECRET_KEY=SECRET)
+    run = run_cli(*PLAIN, "-n", cluster.ns, env=env)
+    assert run.code == 8
+    assert brokers_of_rows(run.out) == {"broker-b"}
+    assert (
+        f"broker-a denied GET_CONSUME_STATS on group G1 for access key {ACCESS_KEY}: no permission on "
+        f"group G1 (broker: User:{ACCESS_KEY} has no permission to access Group:G1 from 127.0.0.1, no "
+        "matched policies.)"
+    ) in run.error_line()
+
+
+def test_debug_adds_a_traceback_and_keeps_the_exit_status(cluster: FakeCluster) -> None:
     cluster.set_acl(ACCESS_KEY, SECRET)
     wrong = "Wr0ng-secret-value"
-    run = run_cli("--debug", *PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
-    assert run.code != 0 and "BrokerResponseError" in run.err  # --debug shows the traceback
-    assert_secret_not_shown(run, wrong, SECRET)
+    plain = run_cli(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
+    debug = run_cli("--debug", *PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
+    assert plain.code == debug.code == 8  # today: 1 with --debug (an uncaught exception)
+    assert "Traceback (most recent call last)" in debug.err and "AccessDeniedError" in debug.err
+    assert debug.err.splitlines()[-2:] == plain.err.splitlines()[-2:]  # the same line and hint last
+    assert_secret_not_shown(debug, wrong, SECRET)
+
+
+def test_debug_keeps_the_exit_status_of_an_unreachable_cluster(cluster: FakeCluster) -> None:
+    ns = cluster.namesrvs[0]
+    ns.down()
+    run = run_cli("--debug", *PLAIN, "-n", ns.addr)
+    assert run.code == 4 and "Traceback" in run.err
 
 
 # --- bugs these tests found (fixed; kept as regressions) ---------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from mqctl_testkit.fakecluster import FakeCluster
-from mqctl_testkit.live_scenario import Run, build_model, cli_env, run_cli
+from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli
 
 from mqctl.backends.live_write import _resumed  # noqa: E402
 
@@ -128,3 +128,54 @@ def test_a_stale_plan_for_an_offline_group_writes_nothing(cluster, env, tmp_path
 )
 def test_an_online_consumer_past_its_new_offset_resumed(before, target, now, resumed) -> None:
     assert _resumed(before, target, now) is resumed
+
+
+def test_a_reset_denied_by_one_broker_is_partial_and_undo_takes_the_rest_back(cluster, env) -> None:
+    """broker-b lets the account read G2 but not write it (a 4.x plain ACL checks the group only on
+    writes; a 5.x rule with Get and no Update): broker-a takes the reset, broker-b denies it. One
+    line names the denial, exit 8 (a denial, not a refusal), the journal keeps broker-a's part and
+    --undo puts broker-a back (broker-b never moved)."""
+    cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False)
+    cluster.broker("broker-b").denied_groups = {"G2"}
+    cluster.broker("broker-b").deny_codes = WRITES
+    keyed = {**env, "MQCTL_ACCESS_KEY": ACCESS_KEY, "MQCTL_SECRET_KEY": SECRET}
+    run = reset(cluster, keyed, "-g", "G2", "-t", "TopicTest", "--to-latest", "--execute")
+    assert run.code == 8, run.err  # today: 5
+    line = run.error_line()
+    assert line.startswith("mqctl: error: 1 of 2 broker(s) did not take the reset (broker-b: broker-b denied ")
+    assert f"INVOKE_BROKER_TO_RESET_OFFSET on group G2, topic TopicTest for access key {ACCESS_KEY}" in line
+    assert "no permission on group G2" in line and "broker-a did (kept in the journal)" in line
+    assert offsets(cluster, "G2", "TopicTest") == {"broker-a": ALL_AT_3["broker-a"], "broker-b": G2_BEFORE["broker-b"]}
+    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
+    assert undo.code == 0, undo.err
+    assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE
+    assert SECRET not in run.out + run.err + undo.out + undo.err
+    journal = Path(env["MQCTL_JOURNAL_DIR"])
+    assert all(SECRET not in f.read_text() for f in journal.rglob("*") if f.is_file())
+
+
+def test_a_reset_every_broker_denies_is_journalled_as_refused_and_undo_has_nothing_to_undo(cluster, env) -> None:
+    """Both brokers deny the write: nothing moved, the journal record says ``refused`` (not
+    ``partial``) with no broker holding the new offsets, and --undo says there is nothing to undo
+    (it checks the cluster, which still holds the offsets from before), writing nothing."""
+    cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False)
+    for name in ("broker-a", "broker-b"):
+        cluster.broker(name).denied_groups = {"G2"}
+        cluster.broker(name).deny_codes = WRITES
+    keyed = {**env, "MQCTL_ACCESS_KEY": ACCESS_KEY, "MQCTL_SECRET_KEY": SECRET}
+    run = reset(cluster, keyed, "-g", "G2", "-t", "TopicTest", "--to-latest", "--execute")
+    assert run.code == 8, run.err
+    line = run.error_line()
+    assert line.startswith("mqctl: error: 2 of 2 broker(s) did not take the reset (")
+    assert "broker-a: broker-a denied " in line and "broker-b: broker-b denied " in line
+    assert "; none took it (read back: no queue moved); journal " in line, line
+    assert line.endswith(" records it as refused"), line
+    assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE
+    (record,) = Path(env["MQCTL_JOURNAL_DIR"]).glob("*.json")
+    doc = json.loads(record.read_text())
+    assert (doc["state"], doc.get("appliedBrokers") or []) == ("refused", [])
+    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
+    assert undo.code == 5, undo.err
+    assert undo.error_line().startswith(f"mqctl: error: nothing to undo: reset {record.stem} never landed (its ")
+    assert "every broker refused it" in undo.error_line()
+    assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE

@@ -115,9 +115,10 @@ def test_an_edited_undo_never_reaches_a_broker(cluster, env) -> None:  # type: i
 
 
 REFUSALS = [
-    # (case, the brokers that refuse every offset write, exit, journal state, undo exit, undo says)
-    ("every-broker", ("broker-a", "broker-b"), 5, "refused", 5, "nothing to undo"),
-    ("one-broker", ("broker-b",), 5, "partial", 0, "partial journal record"),
+    # (case, the brokers that deny every offset write (NO_PERMISSION: exit 8, access denied),
+    # exit, journal state, undo exit, undo says)
+    ("every-broker", ("broker-a", "broker-b"), 8, "refused", 5, "nothing to undo"),
+    ("one-broker", ("broker-b",), 8, "partial", 0, "partial journal record"),
 ]
 
 

@@ -8,8 +8,9 @@ the previous cluster down (every JVM stopped) first.
 
 Fixtures: ``rmq_version`` (the version string, e.g. "4.9.7"), ``rocketmq`` (the started
 cluster: name server + broker-a + broker-b), ``cluster`` (the same with every scenario's topics
-and groups), ``progress_data`` / ``progress_mqadmin`` (shared data set on TopicProgress) and
-``fidelity`` (this version's counter of compared values).
+and groups), ``progress_data`` / ``progress_mqadmin`` (shared data set on TopicProgress),
+``fidelity`` (this version's counter of compared values) and ``secure`` (an extra cluster with ACL
+and TLS, matrix_secure.py, started only for the tests that ask for it).
 
 Prerequisites: a JDK 17+ and Maven (the classpath is fetched once by ``fetch-classpath.sh``).
 Without them the suite skips (one line of reason), or fails loudly when ``CI`` is set.
@@ -24,6 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import versions
@@ -38,6 +40,9 @@ from compat_harness import (
     lib_dir,
     missing_prerequisite,
 )
+
+if TYPE_CHECKING:
+    from matrix_secure import SecureRocketMQ
 
 BROKERS = ("broker-a", "broker-b")
 VERSIONS = versions.selected()
@@ -192,6 +197,38 @@ def progress_data(cluster: RocketMQ) -> ProgressData:
 def progress_mqadmin(cluster: RocketMQ, progress_data: ProgressData) -> str:
     """``mqadmin consumerProgress -g GroupProgress`` stdout, taken once (nothing changes the group later)."""
     return cluster.mqadmin_ok("consumerProgress", "-g", progress_data.group)
+
+
+@pytest.fixture(scope="session")
+def secure(
+    rmq_version: str, rmq_lib: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[SecureRocketMQ]:
+    """This version's secured cluster (matrix_secure.py: one name server, broker-a with ACL and
+    mutual TLS, the accounts, TopicSecure and its groups). Started only when a test asks for it
+    (tests/compat/test_compat_secure*.py); every JVM of it stopped when the version's tests end."""
+    from matrix_pki import make_pki
+    from matrix_secure import SecureRocketMQ
+
+    if shutil.which("openssl") is None:
+        _unavailable("'openssl' not on PATH (the secured cluster's certificates are made with it)")
+    version = versions.get(rmq_version)
+    t0 = time.monotonic()
+    workdir = tmp_path_factory.mktemp(f"secure-{version.name}")
+    cluster = SecureRocketMQ(version, rmq_lib, compile_java(rmq_lib), workdir, make_pki(workdir / "pki"))
+    failed_before = request.session.testsfailed
+    try:
+        cluster.start()
+        _timings[f"{version.name} secured cluster"] = {"start": time.monotonic() - t0, "session": 0.0, "stop": 0.0}
+        yield cluster
+    finally:
+        t2 = time.monotonic()
+        cluster.stop_all(graceful=False)
+        timing = _timings.setdefault(f"{version.name} secured cluster", {"start": t2 - t0, "session": 0.0})
+        timing["session"] = t2 - t0 - timing["start"]
+        timing["stop"] = time.monotonic() - t2
+        if request.session.testsfailed > failed_before:
+            dest = cluster.keep_logs(LOG_DIR / version.name / "secure")
+            print(f"\ncompat {version} secured cluster: logs kept in {dest}")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

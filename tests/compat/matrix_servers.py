@@ -15,7 +15,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,8 +142,16 @@ class Servers:
                 f.write("# stderr:\n" + proc.stderr + ("" if proc.stderr.endswith("\n") else "\n"))
 
     def run(
-        self, cmd: Sequence[str], *, input: str | None = None, timeout: float = 180, cwd: Path | None = None
+        self,
+        cmd: Sequence[str],
+        *,
+        input: str | None = None,
+        timeout: float = 180,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        """``cmd`` to completion, logged in the transcript; ``env`` is added to the environment
+        (and not logged: the secured cluster's keys travel there)."""
         t0 = time.monotonic()
         proc = subprocess.run(
             list(cmd),
@@ -152,7 +160,7 @@ class Servers:
             text=True,
             timeout=timeout,
             cwd=cwd or self.workdir,
-            env=self.env(),
+            env={**self.env(), **(env or {})},
         )
         self._log(cmd, proc, time.monotonic() - t0)
         return proc

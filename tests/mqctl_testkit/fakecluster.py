@@ -12,7 +12,13 @@ Faults on demand, per server (``FakeCluster.reset()`` clears them all):
 * ``delay``: seconds to wait before each answer;
 * ``errors``: request code -> (response code, remark) answered instead;
 * ``acl``: (access key, secret key): every request must carry a valid ACL 1.0 signature
-  (remoting.md 9, checked here with hmac, not with mqctl's signer), else 16 NO_PERMISSION.
+  (remoting.md 9, checked here with hmac, not with mqctl's signer), else a refusal worded as the
+  real brokers word it (``acl_style``): "5.x" (ACL 2.0) 16 NO_PERMISSION ``username cannot be
+  null.`` / ``User:K is not found.`` / ``check signature failed.``; "4.x" (plain ACL) code 1 with
+  the AclException and its frame as remark. ``denied_groups``: signed requests naming one of
+  these groups are refused for lack of a grant (the same two wordings), only the request codes
+  in ``deny_codes`` when it is set (a 4.x broker checks the group on writes, not on reads).
+  The texts are what a real 5.3.3 and 4.9.7 broker answered (tests/compat/test_compat_secure.py).
 """
 
 from __future__ import annotations
@@ -32,7 +38,34 @@ from mqctl.remoting.frame import FLAG_RESPONSE, FrameDecoder, RemotingCommand, e
 from mqctl_testkit.fakebodies import Reply, broker_answer, namesrv_answer
 from mqctl_testkit.fakemodel import Cluster
 
-ACL_REMARK = "[AuthenticationException] check signature failed"
+ACL_REMARK = "check signature failed."  # a 5.3.3 broker's remark for a wrong signature
+_ACL4 = "org.apache.rocketmq.acl.common.AclException: {}, org.apache.rocketmq.acl.plain.PlainPermissionManager.{}"
+
+
+def acl_refusal(fields: dict[str, str], body: bytes, acl: tuple[str, str], style: str, denied: set[str]):  # type: ignore[no-untyped-def]
+    """(code, remark) of a broker refusing this request, or None when it passes. ``denied``: the
+    groups this account has no grant on."""
+    key = fields.get("AccessKey")
+    group = fields.get("consumerGroup") or fields.get("group")
+    if style == "4.x":
+        if key is None:
+            return 1, _ACL4.format("No accessKey is configured", "validate(PlainPermissionManager.java:663)")
+        if key != acl[0]:
+            return 1, _ACL4.format(f"No acl config for {key}", "validate(PlainPermissionManager.java:667)")
+        if not signature_ok(fields, body, *acl):
+            return 1, _ACL4.format(f"Check signature failed for accessKey={key}", "validate(PlainPermissionManager.java:683)")
+        if group in denied:
+            return 1, _ACL4.format(f"No default permission for group:{group}", "checkPerm(PlainPermissionManager.java:605)")
+        return None
+    if key is None:
+        return 16, "username cannot be null."
+    if key != acl[0]:
+        return 16, f"User:{key} is not found."
+    if not signature_ok(fields, body, *acl):
+        return 16, ACL_REMARK
+    if group in denied:
+        return 16, f"User:{key} has no permission to access Group:{group} from 127.0.0.1, no matched policies."
+    return None
 
 
 def signature_ok(fields: dict[str, str], body: bytes, access_key: str, secret: str) -> bool:
@@ -62,6 +95,9 @@ class FakeServer:
         self.delay = 0.0
         self.errors: dict[int, tuple[int, str]] = {}
         self.acl: tuple[str, str] | None = None
+        self.acl_style = "5.x"
+        self.denied_groups: set[str] = set()
+        self.deny_codes: set[int] | None = None  # denied_groups only for these requests (None: all)
         self.version = 479  # RocketMQ's version code in every answer (479: 5.3.3, 407: 4.9.7)
         self._listen()
 
@@ -94,6 +130,7 @@ class FakeServer:
 
     def reset(self) -> None:
         self.mode, self.delay, self.errors, self.acl, self.version = None, 0.0, {}, None, 479
+        self.acl_style, self.denied_groups, self.deny_codes = "5.x", set(), None
         self.drop_connections()
         with self._lock:
             self.requests.clear()
@@ -178,10 +215,14 @@ class FakeServer:
 
     def _reply(self, cmd: RemotingCommand) -> Reply:
         fields = dict(cmd.ext_fields)
-        if self.acl is not None and not signature_ok(fields, cmd.body, *self.acl):
+        refusal = None
+        if self.acl is not None:
+            denied = self.denied_groups if self.deny_codes is None or cmd.code in self.deny_codes else set()
+            refusal = acl_refusal(fields, cmd.body, self.acl, self.acl_style, denied)
+        if refusal is not None:
             with self._lock:
                 self.rejected.append(cmd)
-            return Reply(16, ACL_REMARK)
+            return Reply(*refusal)
         if cmd.code in self.errors:
             return Reply(*self.errors[cmd.code])
         return self.answer(cmd.code, fields, cmd.version)
@@ -234,7 +275,19 @@ class FakeCluster:
     def broker(self, name: str) -> FakeServer:
         return self.brokers[name]
 
-    def set_acl(self, access_key: str, secret: str, *, namesrv: bool = True) -> None:
+    def set_acl(
+        self,
+        access_key: str,
+        secret: str,
+        *,
+        namesrv: bool = True,
+        style: str = "5.x",
+        brokers: tuple[str, ...] | None = None,
+    ) -> None:
+        """ACL on every server (``namesrv``: name servers too; ``brokers``: only these brokers)."""
         for s in self.servers():
-            if namesrv or s not in self.namesrvs:
-                s.acl = (access_key, secret)
+            if s in self.namesrvs and not namesrv:
+                continue
+            if s not in self.namesrvs and brokers is not None and s.name not in brokers:
+                continue
+            s.acl, s.acl_style = (access_key, secret), style

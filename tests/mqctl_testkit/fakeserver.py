@@ -198,6 +198,7 @@ class FakeServer:
             try:
                 sock = self.tls.wrap_socket(sock, server_side=True)
             except (OSError, ssl.SSLError):
+                sock.close()  # as a server enforcing TLS closes a plaintext or failed connection
                 return
         held: list[Request] = []
         first = True

@@ -27,7 +27,7 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  */
 public class Admin {
     public static void main(String[] args) throws Exception {
-        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        DefaultMQAdminExt admin = new DefaultMQAdminExt(Acl.hook());
         admin.setNamesrvAddr(args[0]);
         admin.setInstanceName("compat-admin-" + ProcessHandle.current().pid());
         admin.start();

@@ -3,6 +3,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.store.OffsetStore;
 import org.apache.rocketmq.client.consumer.store.ReadOffsetType;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyContext;
@@ -43,7 +44,7 @@ public class Consumer {
         String blockKey = args.length > 7 && !"-".equals(args[7]) ? args[7] : null;
         java.io.File stopFile = args.length > 8 ? new java.io.File(args[8]) : null;
 
-        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2]);
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2], Acl.hook(), new AllocateMessageQueueAveragely());
         consumer.setNamesrvAddr(args[0]);
         consumer.setInstanceName("compat-consumer-" + ProcessHandle.current().pid());
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);

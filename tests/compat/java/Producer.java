@@ -33,7 +33,7 @@ public class Producer {
             System.exit(2);
         }
         String topic = args[1];
-        DefaultMQProducer producer = new DefaultMQProducer(args[2]);
+        DefaultMQProducer producer = new DefaultMQProducer(args[2], Acl.hook());
         producer.setNamesrvAddr(args[0]);
         producer.setInstanceName("compat-producer-" + ProcessHandle.current().pid());
         producer.setSendMsgTimeout(10000);
