@@ -1,0 +1,78 @@
+"""Commands load lazily: `mqctl --version` and `mqctl --help` import no command module, a command
+imports its own, and what they print is what the eagerly built command tree prints."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import typer
+import typer.main
+from typer.testing import CliRunner
+
+from mqctl.cli.app import COMMANDS, app
+
+MODULES = sorted({c.module for c in COMMANDS.values()})
+
+
+def _loaded_after(*argv: str) -> list[str]:
+    probe = (
+        "import sys\nfrom mqctl.cli.app import main\n"
+        f"sys.argv = ['mqctl', *{list(argv)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"sys.stderr.write('LOADED=' + ','.join(m for m in {MODULES!r} if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    loaded = r.stderr.rsplit("LOADED=", 1)[1].strip()
+    return loaded.split(",") if loaded else []
+
+
+@pytest.mark.parametrize("argv", [("--version",), ("--help",), ()])
+def test_version_and_help_import_no_command(argv: tuple[str, ...]) -> None:
+    assert _loaded_after(*argv) == []
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    assert _loaded_after("consumerConnection", "--help") == ["mqctl.cli.connection"]
+    assert _loaded_after("ALLOCATEmq", "-h") == ["mqctl.cli.allocate"]
+
+
+def _eager_app() -> typer.Typer:
+    """The command tree as app.py built it before: every command registered at import."""
+    import importlib
+
+    from mqctl.cli import app as app_module
+
+    eager = typer.Typer(
+        name="mqctl",
+        help=app.info.help,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+    )
+    eager.callback()(app_module._main)
+    for name, c in COMMANDS.items():
+        eager.command(name)(getattr(importlib.import_module(c.module), c.function))
+    return eager
+
+
+@pytest.mark.parametrize("width", [80, 110, 60])
+def test_help_lists_the_commands_as_the_eager_tree_does(width: int) -> None:
+    runner = CliRunner(env={"COLUMNS": str(width)})
+    ours = runner.invoke(app, ["--help"], terminal_width=width)
+    theirs = runner.invoke(_eager_app(), ["--help"], terminal_width=width)
+    assert ours.exit_code == theirs.exit_code == 0
+    assert "consumerProgress" in ours.stdout
+    assert ours.stdout == theirs.stdout
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_summary_is_the_first_paragraph_of_the_commands_help(name: str) -> None:
+    # click's short help reads the first paragraph word by word: line breaks do not matter.
+    root = typer.main.get_command(app)
+    ctx = root.make_context("mqctl", [], resilient_parsing=True)
+    cmd = root.get_command(ctx, name)  # type: ignore[attr-defined]
+    first = " ".join(cmd.help.split("\n\n")[0].split())
+    assert first == " ".join(COMMANDS[name].summary.split()), f"cli/app.py: COMMANDS[{name!r}].summary"
