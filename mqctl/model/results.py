@@ -1,12 +1,15 @@
-"""What consumerProgress computed: rows, a group's totals, the groups overview's summaries."""
+"""What consumerProgress computed: rows, a group's totals, the groups overview's summaries
+(lagReport's run summaries are in ``reports``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mqctl.model.queues import BrokerFailure, MessageQueue
-from mqctl.model.subexpr import SubExpr
+
+if TYPE_CHECKING:
+    from mqctl.model.subexpr import SubExpr
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,32 +125,3 @@ class GroupSummary:
     failure: str | None = None  # why the group's stats could not be read
     failures: tuple[BrokerFailure, ...] = ()  # brokers that did not answer for this group
     time_unknown: int = 0  # queues with a store time that could not be read (max_lag_ms is a floor)
-
-
-@dataclass(frozen=True)
-class LagReportSummary:
-    """What a lagReport run did: how many queue rows, from where (``source`` "store" or "live"),
-    where it wrote them (``out``, ``history``), and the ``top`` groups by diff total (one dict per
-    group: group, diffTotal, matchedDiffTotal, maxLagMs, queues, queuesBelowMin, queuesAboveMax)."""
-
-    rows: int
-    source: str
-    now_ms: int
-    out: str | None
-    dataset_format: str
-    history: str | None
-    top: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class LagStatusSummary:
-    """What lagReport --status judged: ``queues`` queues of ``history`` over its last ``window_ms``,
-    the per-queue statuses written to ``out``, and the worst groups (one dict per group)."""
-
-    history: str
-    now_ms: int
-    window_ms: int
-    queues: int
-    out: str | None
-    dataset_format: str
-    groups: list[dict[str, Any]]

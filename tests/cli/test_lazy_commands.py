@@ -76,3 +76,25 @@ def test_summary_is_the_first_paragraph_of_the_commands_help(name: str) -> None:
     cmd = root.get_command(ctx, name)  # type: ignore[attr-defined]
     first = " ".join(cmd.help.split("\n\n")[0].split())
     assert first == " ".join(COMMANDS[name].summary.split()), f"cli/app.py: COMMANDS[{name!r}].summary"
+
+
+def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
+    """consumerProgress -g -o plain -n: routes, consume stats and rows; nothing of --watch, the
+    overview's groups, positions in queues (lag time, --tags) or offset writes."""
+    from mqctl_testkit.fakecluster import FakeCluster
+    from mqctl_testkit.live_scenario import build_model
+
+    cluster = FakeCluster(build_model())
+    try:
+        probe = (
+            "import sys\nfrom mqctl.cli.app import main\n"
+            f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G1', '-n', {cluster.ns!r}, '-o', 'plain']\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "sys.stderr.write('LOADED=' + ','.join(sorted(m for m in sys.modules if m.startswith('mqctl.model.'))))\n"
+        )
+        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    finally:
+        cluster.close()
+    assert "LOADED=" in r.stderr, r.stderr
+    loaded = r.stderr.rsplit("LOADED=", 1)[1].strip().split(",")
+    assert loaded == ["mqctl.model.queues", "mqctl.model.results", "mqctl.model.versions"]
