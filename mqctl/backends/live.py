@@ -203,6 +203,8 @@ class LiveBackend:
         return self._with_min_offsets(stats) if detail and stats.queues else stats
 
     def merge_stats(self, group: str, requests: list, results: list) -> ConsumeStats:
+        """One ConsumeStats from each broker's answer to ``requests`` (GET_CONSUME_STATS), or
+        the broker's part already read (a ConsumeStats), or the error it failed with."""
         from mqctl.remoting.bodies import decode_consume_stats
 
         queues: list[QueueStat] = []
@@ -210,8 +212,11 @@ class LiveBackend:
         for (broker, code, _f), r in zip(requests, results):
             addr = self.net.broker_addr(broker)
             try:
-                body = self.net.ok(r, addr, code).body
-                part = decode_consume_stats(body, group, broker) if body else ConsumeStats(group, ())
+                if isinstance(r, ConsumeStats):
+                    part = r
+                else:
+                    body = self.net.ok(r, addr, code).body
+                    part = decode_consume_stats(body, group, broker) if body else ConsumeStats(group, ())
             except MqctlError as exc:
                 failures.append(BrokerFailure(broker, addr, exc.message, int(exc.exit_status)))
                 continue
