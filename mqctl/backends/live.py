@@ -79,6 +79,7 @@ class LiveBackend:
         self._net: LiveNet | None = None
         self._configs: dict[str, dict[str, TopicConfig]] = {}
         self._groups: dict[str, dict[str, SubscriptionGroup]] = {}
+        self._group_names: dict[str, frozenset[str]] = {}
 
     def __enter__(self) -> LiveBackend:
         from mqctl.remoting.client import RemotingClient
@@ -105,6 +106,7 @@ class LiveBackend:
         self._client.deadline = time.monotonic() + self._timeout
         self._configs.clear()
         self._groups.clear()
+        self._group_names.clear()
         self.net.forget_routes(older_than=ROUTE_TTL_S)
 
     @property
@@ -172,6 +174,18 @@ class LiveBackend:
             self._groups[broker] = decode_subscription_groups_body(resp.body)
         return self._groups[broker]
 
+    def _group_names_of(self, broker: str) -> frozenset[str]:
+        """The broker's subscription groups by name: whether a group exists is all that is asked
+        (its configs, a thousand objects on a large cluster, are not built)."""
+        if broker in self._groups:
+            return frozenset(self._groups[broker])
+        if broker not in self._group_names:
+            from mqctl.remoting.bodies import decode_subscription_group_names
+
+            (resp,) = self._ask_ok([(broker, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {})])
+            self._group_names[broker] = decode_subscription_group_names(resp.body)
+        return self._group_names[broker]
+
     # --- per group ---------------------------------------------------------------------------
     def _group_brokers(self, group: str, topic: str | None) -> list[BrokerData]:
         """mqadmin's route for a group's stats: %RETRY%group, then the topic, then the pop retry
@@ -184,7 +198,7 @@ class LiveBackend:
             except NotFoundError:
                 continue
         brokers = self.net.brokers()
-        if not any(group in self.subscription_groups(b.broker_name) for b in brokers):
+        if not any(group in self._group_names_of(b.broker_name) for b in brokers):
             raise NotFoundError(
                 f"consumer group {group!r} not found: no retry topic route and no subscription group on any broker",
                 "list the groups with `mqctl consumerProgress -n ...` (no -g)",

@@ -90,6 +90,7 @@ __all__ = [
     "decode_reset_offset_body",
     "decode_running_info",
     "decode_stored_message",
+    "decode_subscription_group_names",
     "decode_subscription_groups_body",
     "decode_topic_configs",
     "decode_topic_route",
@@ -323,6 +324,13 @@ def subscription_group_from_props(name: str, props: Mapping[str, Any]) -> Subscr
         return subscription_group(name, props, "subscription groups body")
     except StoreCorruptError as exc:
         raise ProtocolError(exc.message) from None
+
+
+def decode_subscription_group_names(body: bytes) -> frozenset[str]:
+    """The group names of a SubscriptionGroupWrapper (remoting.md 7.12), their configs unread."""
+    from mqctl.store.metadata import decode_subscription_groups
+
+    return frozenset(run_store_decoder(decode_subscription_groups, body, "subscription groups body"))
 
 
 def decode_subscription_groups_body(body: bytes) -> dict[str, SubscriptionGroup]:
