@@ -46,20 +46,20 @@ def _command_functions() -> list[tuple[str, str, int, int, int]]:
     import inspect
 
     sys.path.insert(0, str(ROOT))
-    from mqctl.cli.app import app  # the real registration, not a guess from names
+    import importlib
+
+    from mqctl.cli.app import COMMANDS  # the real registration, not a guess from names
 
     out = []
-    for info in app.registered_commands:
-        fn = info.callback
-        if fn is None:
-            continue
+    for name, command in COMMANDS.items():
+        fn = getattr(importlib.import_module(command.module), command.function)
         inner = inspect.unwrap(fn)
         params = inspect.signature(inner).parameters.values()
         own = [p for p in params if p.kind is not p.KEYWORD_ONLY or p.default is not p.empty]
         total = len(inspect.signature(fn).parameters)
         src, start = inspect.getsourcelines(inner)
         body = len(src) - next(i for i, line in enumerate(src) if line.lstrip().startswith("def "))
-        out.append((info.name or inner.__name__, inner.__module__, len(own), total, body))
+        out.append((name, inner.__module__, len(own), total, body))
     return out
 
 

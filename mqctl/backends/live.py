@@ -82,6 +82,7 @@ class LiveBackend:
         self._configs: dict[str, dict[str, TopicConfig]] = {}
         self._groups: dict[str, dict[str, SubscriptionGroup]] = {}
         self._wheel: dict = {}  # (broker, commit-log offset) -> a timer-wheel entry: never changes
+        self._group_names: dict[str, frozenset[str]] = {}
 
     def __enter__(self) -> LiveBackend:
         from mqctl.remoting.client import RemotingClient
@@ -108,6 +109,7 @@ class LiveBackend:
         self._client.deadline = time.monotonic() + self._timeout
         self._configs.clear()
         self._groups.clear()
+        self._group_names.clear()
         self.net.forget_routes(older_than=ROUTE_TTL_S)
 
     @property
@@ -175,6 +177,18 @@ class LiveBackend:
             self._groups[broker] = decode_subscription_groups_body(resp.body)
         return self._groups[broker]
 
+    def _group_names_of(self, broker: str) -> frozenset[str]:
+        """The broker's subscription groups by name: whether a group exists is all that is asked
+        (its configs, a thousand objects on a large cluster, are not built)."""
+        if broker in self._groups:
+            return frozenset(self._groups[broker])
+        if broker not in self._group_names:
+            from mqctl.remoting.bodies import decode_subscription_group_names
+
+            (resp,) = self._ask_ok([(broker, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {})])
+            self._group_names[broker] = decode_subscription_group_names(resp.body)
+        return self._group_names[broker]
+
     # --- per group ---------------------------------------------------------------------------
     def _group_brokers(self, group: str, topic: str | None) -> list[BrokerData]:
         """mqadmin's route for a group's stats: %RETRY%group, then the topic, then the POP retry
@@ -191,7 +205,7 @@ class LiveBackend:
             except NotFoundError:
                 continue
         brokers = self.net.brokers()
-        known = any(group in self.subscription_groups(b.broker_name) for b in brokers)
+        known = any(group in self._group_names_of(b.broker_name) for b in brokers)
         if not known and not self._pop_retry(group):
             raise NotFoundError(
                 f"consumer group {group!r} not found: no retry topic route (classic or POP) and no "
@@ -230,6 +244,8 @@ class LiveBackend:
         return self._with_min_offsets(stats) if detail and stats.queues else stats
 
     def merge_stats(self, group: str, requests: list, results: list) -> ConsumeStats:
+        """One ConsumeStats from each broker's answer to ``requests`` (GET_CONSUME_STATS), or
+        the broker's part already read (a ConsumeStats), or the error it failed with."""
         from mqctl.remoting.bodies import decode_consume_stats
 
         queues: list[QueueStat] = []
@@ -237,8 +253,11 @@ class LiveBackend:
         for (broker, code, _f), r in zip(requests, results):
             addr = self.net.broker_addr(broker)
             try:
-                body = self.net.ok(r, addr, code).body
-                part = decode_consume_stats(body, group, broker) if body else ConsumeStats(group, ())
+                if isinstance(r, ConsumeStats):
+                    part = r
+                else:
+                    body = self.net.ok(r, addr, code).body
+                    part = decode_consume_stats(body, group, broker) if body else ConsumeStats(group, ())
             except MqctlError as exc:
                 failures.append(BrokerFailure(broker, addr, exc.message, int(exc.exit_status)))
                 errors.append(exc)

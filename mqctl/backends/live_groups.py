@@ -3,17 +3,21 @@
 mqadmin lists the groups of the name server's ``%RETRY%`` topics (GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
 iterated in the Java HashSet order it decodes the list into) and then, group by group, asks
 for consume stats and connections (about eight requests each, one after the other). Here the
-same answers come from every broker at once: GET_CONSUME_STATS per (group, broker) and one
+same answers come from every broker at once: one GET_BROKER_CONSUME_STATS per broker, which
+holds every group's stats (``live_brokerstats``: where it cannot answer what GET_CONSUME_STATS
+would, that request per group and broker, as ``detail`` always does), and one
 GET_CONSUMER_CONNECTION_LIST per group, all pipelined; plus the groups mqadmin cannot see
-(committed offsets but no retry topic: GET_ALL_CONSUMER_OFFSET; a subscription group only:
-GET_ALL_SUBSCRIPTIONGROUP_CONFIG), marked by where they were found. A broker's predefined
-system groups are left out.
+(committed offsets but no retry topic: GET_ALL_CONSUMER_OFFSET; a subscription group only: its
+subscription-group table, which GET_BROKER_CONSUME_STATS lists, else
+GET_ALL_SUBSCRIPTIONGROUP_CONFIG), marked by where they were found. A broker's predefined system
+groups are left out. The queues of a group's stats come in the answering broker's order.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.backends import live_brokerstats
 from mqctl.errors import MqctlError
 from mqctl.model import (
     FOUND_OFFSETS,
@@ -31,6 +35,7 @@ from mqctl.remoting.codes import RequestCode, ResponseCode
 if TYPE_CHECKING:
     from mqctl.backends.live_net import LiveRounds, Request
     from mqctl.model import BrokerFailure
+    from mqctl.remoting.frame import RemotingCommand
 
 
 def _retry_groups(backend: LiveRounds) -> list[str]:
@@ -48,88 +53,153 @@ def _retry_groups(backend: LiveRounds) -> list[str]:
 Tables = dict[str, dict[str, dict[int, int]]]  # broker -> "topic@group" -> queue id -> offset
 
 
-def _table_groups(
-    backend: LiveRounds, brokers: list[str]
-) -> tuple[set[str], set[str], dict[str, str], Tables]:
-    """Groups with committed offsets, groups with a subscription config (on any broker), the
-    brokers that did not answer (their groups may be missing: the caller says so), and each
-    answering broker's offset table."""
+class _Round:
+    """What the brokers' config tables said: groups with committed offsets, groups with a
+    subscription config (on any broker), the brokers that did not answer (their groups may be
+    missing: the caller says so), each answering broker's offset table, and (without detail)
+    each broker's GET_BROKER_CONSUME_STATS answer (``live_brokerstats``)."""
+
+    def __init__(self) -> None:
+        self.with_offsets: set[str] = set()
+        self.with_config: set[str] = set()
+        self.dead: dict[str, str] = {}
+        self.tables: Tables = {}
+        self.answers: dict[str, live_brokerstats.Answer] = {}
+        self.early: list[RemotingCommand | MqctlError] = []  # the answers to ``early`` requests
+
+
+def _tables_round(backend: LiveRounds, brokers: list[str], detail: bool, early: list[Request]) -> _Round:
+    """43 from every broker, with 317 and 21 (the overview's stats at once), or with detail
+    201 (the group lists; each group's stats come from 208 later); ``early`` requests ride
+    along. A broker whose 317 did not answer is asked 201 in a round of its own."""
+    offsets: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
+    rnd = _Round()
+    n = len(brokers)
+    if detail:
+        configs = list(brokers)
+        results = backend.ask(offsets + _config_requests(configs) + early)
+        results, rnd.early = results[: 2 * n], results[2 * n :]
+    else:
+        results = backend.ask(offsets + live_brokerstats.requests(brokers) + early)
+        results, rnd.early = results[: 3 * n], results[3 * n :]
+        rnd.answers = live_brokerstats.answers(brokers, results[n:])
+        for answer in rnd.answers.values():
+            if isinstance(answer, tuple):
+                rnd.with_config.update(answer[0].groups)
+        configs = [b for b, answer in rnd.answers.items() if answer is None]
+        results = results[: len(brokers)] + (backend.ask(_config_requests(configs)) if configs else [])
+    _read_tables(rnd, brokers, configs, results)
+    rnd.with_config = {g for g in rnd.with_config if not is_system_group(g)}
+    return rnd
+
+
+def _config_requests(brokers: list[str]) -> list[Request]:
+    return [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
+
+
+def _read_tables(rnd: _Round, brokers: list[str], configs: list[str], results: list) -> None:
     from mqctl.remoting.bodies import decode_consumer_offsets_body, decode_subscription_groups_body
     from mqctl.store.offsets import COMMITTED, split_offset_key
 
-    requests: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
-    requests += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
-    with_offsets: set[str] = set()
-    with_config: set[str] = set()
-    dead: dict[str, str] = {}
-    tables: Tables = {}
-    for (b, code, _f), r in zip(requests, backend.ask(requests)):
+    asked = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET) for b in brokers]
+    asked += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG) for b in configs]
+    for (b, code), r in zip(asked, results):
         if isinstance(r, MqctlError):
-            dead.setdefault(b, r.message)
+            rnd.dead.setdefault(b, r.message)
             continue
         if code == RequestCode.GET_ALL_CONSUMER_OFFSET and r.code == ResponseCode.SUCCESS:
-            tables[b] = {}
+            rnd.tables[b] = {}
         if r.code != ResponseCode.SUCCESS or not r.body:
             continue  # "No consumer offset in this broker" and kin: nothing to add
         if code == RequestCode.GET_ALL_CONSUMER_OFFSET:
-            tables[b] = decode_consumer_offsets_body(r.body)
-            for key in tables[b]:
+            rnd.tables[b] = decode_consumer_offsets_body(r.body)
+            for key in rnd.tables[b]:
                 parts = split_offset_key(key)
                 if parts is not None and parts[2] == COMMITTED:
-                    with_offsets.add(parts[1])
+                    rnd.with_offsets.add(parts[1])
         else:
-            with_config.update(decode_subscription_groups_body(r.body))
-    return with_offsets, {g for g in with_config if not is_system_group(g)}, dead, tables
+            rnd.with_config.update(decode_subscription_groups_body(r.body))
 
 
-def _refs(backend: LiveRounds, brokers: list[str]) -> tuple[list[GroupRef], dict[str, str], Tables]:
-    retry = _retry_groups(backend)
-    with_offsets, with_config, dead, tables = _table_groups(backend, brokers)
+def _refs(retry: list[str], rnd: _Round) -> list[GroupRef]:
+    with_offsets, with_config = rnd.with_offsets, rnd.with_config
     refs = [
         GroupRef(g, (FOUND_RETRY_TOPIC, FOUND_OFFSETS) if g in with_offsets else (FOUND_RETRY_TOPIC,))
         for g in retry
     ]
     refs += [GroupRef(g, (FOUND_OFFSETS,)) for g in sorted(with_offsets - set(retry))]
     refs += [GroupRef(g, (FOUND_SUBSCRIPTION,)) for g in sorted(with_config - set(retry) - with_offsets)]
-    return refs, dead, tables
+    return refs
 
 
 def overview(backend: LiveRounds, *, detail: bool = False) -> list[GroupOverview]:
     """Every group with its stats merged over every broker. A broker that does not answer is a
     failure of every group's stats (so the command cannot end as if the numbers were whole).
-    ``detail``: each queue's min offset too (one GET_TOPIC_STATS_INFO per broker and topic) and
-    whether the group has a committed offset there (the offset tables already read)."""
+    ``detail``: each queue's min offset too (one GET_TOPIC_STATS_INFO per broker and topic),
+    whether the group has a committed offset there (the offset tables already read) and its pull
+    offsets (GET_CONSUME_STATS per group and broker: GET_BROKER_CONSUME_STATS has none)."""
+    brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
+    retry = _retry_groups(backend)
+    # Connections are registered with every broker: ask one that answers (the first, unless
+    # it did not answer the tables; mqadmin's groups are known already: asked with the tables).
+    early: list[Request] = [
+        (b, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g})
+        for b in brokers[:1]
+        for g in retry
+    ]
+    rnd = _tables_round(backend, brokers, detail, early)
+    refs = _refs(retry, rnd)
+    alive = [b for b in brokers if b not in rnd.dead] or brokers
+    conns = dict(zip(retry, rnd.early)) if brokers and alive[0] == brokers[0] else {}
+    known = {b: live_brokerstats.groups_with_topics(t) for b, t in rnd.tables.items()}
+    # Per group and broker: stats already known (from 317), else a 208 to ask.
+    stats_requests: list[list[Request]] = []
+    answered: list[list[object]] = []
+    for r in refs:
+        stats_requests.append(
+            [(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": r.name}) for b in brokers]
+        )
+        answered.append(
+            [live_brokerstats.stats_of(r.name, rnd.answers.get(b), known.get(b)) for b in brokers]
+        )
+    flat = [q for reqs, got in zip(stats_requests, answered) for q, a in zip(reqs, got) if a is None]
+    late = [r.name for r in refs if r.name not in conns]
+    conn_requests: list[Request] = [
+        (alive[0], RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}) for g in late
+    ]
+    results = iter(backend.ask(flat + conn_requests))
+    mine = [[next(results) if a is None else a for a in got] for got in answered]
+    conns.update(zip(late, results))
+    out = [
+        _group(backend, ref, reqs, per_broker, conns[ref.name])
+        for ref, reqs, per_broker in zip(refs, stats_requests, mine)
+    ]
+    return _detailed(backend, out, rnd.tables) if detail else out
+
+
+def _group(
+    backend: LiveRounds,
+    ref: GroupRef,
+    requests: list[Request],
+    per_broker: list,
+    conn: RemotingCommand | MqctlError,
+) -> GroupOverview:
+    """One group's overview: its stats merged over the brokers, its connections if online."""
     from mqctl.remoting.bodies import decode_consumer_connection
 
-    brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
-    refs, dead, tables = _refs(backend, brokers)
-    alive = [b for b in brokers if b not in dead] or brokers
-    stats_requests: list[list[Request]] = [
-        [(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": r.name}) for b in brokers] for r in refs
-    ]
-    # Connections are registered with every broker: ask one that answers.
-    conn_requests: list[Request] = [
-        (alive[0], RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": r.name}) for r in refs
-    ]
-    flat = [q for per_group in stats_requests for q in per_group]
-    results = backend.ask(flat + conn_requests)
-    out = []
-    for i, ref in enumerate(refs):
-        mine = results[i * len(brokers) : (i + 1) * len(brokers)]
-        failure: str | None = None
-        lost: tuple[BrokerFailure, ...] = ()
-        try:
-            stats = backend.merge_stats(ref.name, stats_requests[i], mine)
-        except MqctlError as exc:
-            # No broker answered for this group: keep why each failed (their exit statuses say
-            # what the overview exits with).
-            stats, failure, lost = None, exc.message, _failures(backend, brokers, exc)
-        conn: ConsumerConnection | None = None
-        c = results[len(flat) + i]
-        if not isinstance(c, MqctlError) and c.code == ResponseCode.SUCCESS and c.body:
-            conn = decode_consumer_connection(c.body, ref.name)
-        out.append(GroupOverview(ref, stats, conn, failure, lost if stats is None else ()))
-    return _detailed(backend, out, tables) if detail else out
+    failure: str | None = None
+    lost: tuple[BrokerFailure, ...] = ()
+    try:
+        stats = backend.merge_stats(ref.name, requests, per_broker)
+    except MqctlError as exc:
+        # No broker answered for this group: keep why each failed (their exit statuses say what
+        # the overview exits with).
+        brokers = [b for b, _code, _fields in requests]
+        stats, failure, lost = None, exc.message, _failures(backend, brokers, exc)
+    online: ConsumerConnection | None = None
+    if not isinstance(conn, MqctlError) and conn.code == ResponseCode.SUCCESS and conn.body:
+        online = decode_consumer_connection(conn.body, ref.name)
+    return GroupOverview(ref, stats, online, failure, lost)
 
 
 def _failures(backend: LiveRounds, brokers: list[str], exc: MqctlError) -> tuple[BrokerFailure, ...]:

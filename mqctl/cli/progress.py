@@ -248,7 +248,6 @@ def _overview(
 def _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort):  # type: ignore[no-untyped-def]
     """Flag combinations, the gates and the parsed --tags expression."""
     from mqctl.ops.progress import Gates
-    from mqctl.ops.timeparse import parse_duration_ms
 
     if topic and not group:
         raise UsageError("-t/--topicName needs -g/--groupName")
@@ -260,12 +259,18 @@ def _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort): 
         raise UsageError("--max-lag must be >= 0")
     if sort not in ("lag", "name", "mqadmin"):
         raise UsageError(f"--sort {sort!r}: expected lag, name or mqadmin")
-    gates = Gates(max_lag, parse_duration_ms(max_lag_time) if max_lag_time else None)
+    gates = Gates(max_lag, _duration_ms(max_lag_time) if max_lag_time else None)
     if tags is None:
         return gates, None
     from mqctl.model import parse_subexpr
 
     return gates, parse_subexpr(tags)
+
+
+def _duration_ms(text: str) -> int:
+    from mqctl.ops.timeparse import parse_duration_ms
+
+    return parse_duration_ms(text)
 
 
 def _report(result, topic: str | None, fmt: OutputFormat, ip: bool, headers: bool, kind: Any) -> None:  # type: ignore[no-untyped-def]

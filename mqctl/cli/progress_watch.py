@@ -176,10 +176,10 @@ def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool
 
 
 def max_status(f: WatchFlags) -> str | None:
-    from mqctl.ops.watch.rules import parse_status
-
     if f.max_status is None:
         return None
+    from mqctl.ops.watch.rules import parse_status
+
     try:
         return parse_status(f.max_status)
     except ValueError as e:
@@ -240,9 +240,11 @@ def _warn_all(lines: Sequence[str]) -> None:
 
 def history_path(f: WatchFlags, protected: Sequence[Path]) -> Path | None:
     """--history's file, refused inside a store (checked before anything is read)."""
+    if f.history is None:
+        return None
     from mqctl.ops.watch.history import check_history_path
 
-    return None if f.history is None else check_history_path(f.history, protected)
+    return check_history_path(f.history, protected)
 
 
 # --- --status-from -------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Plain data passed between layers, importable from here (``from mqctl.model import X``).
 
-queues (routes, consume stats, positions), clients (connections, groups), broadcast (the offsets
-broadcasting clients keep in their own files), subexpr (tag
-expressions, Java's String.hashCode), results (consumerProgress), plans (resetOffsetByTime, the
-journal), allocation (allocateMQ), versions (MQVersion names).
+queues (routes, consume stats), positions (offsets, spans, times in queues), writes (offset
+writes), clients (connections, groups), broadcast (the offsets broadcasting clients keep in their
+own files), pop (POP consumption), subexpr (tag expressions, Java's String.hashCode), results
+(consumerProgress), reports (lagReport's runs), plans (resetOffsetByTime, the journal), allocation
+(allocateMQ), watch (samples, statuses), versions (MQVersion names).
 
 Submodules load on first use: every command starts in a fresh process, and defining the
 dataclasses of the ones a command does not need would be start-up time for nothing.
@@ -15,8 +16,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _WHERE = {
-    "AppliedQueue": "queues",
-    "WriteResult": "queues",
+    "AppliedQueue": "writes",
+    "WriteResult": "writes",
     "AllocationResult": "allocation",
     "BackendKind": "queues",
     "BackendTarget": "queues",
@@ -41,22 +42,22 @@ _WHERE = {
     "GroupSummary": "results",
     "JOURNAL_SCHEMA": "plans",
     "JournalRecord": "plans",
-    "LagReportSummary": "results",
-    "LagStatusSummary": "results",
+    "LagReportSummary": "reports",
+    "LagStatusSummary": "reports",
     "MessageQueue": "queues",
     "Move": "allocation",
-    "OffsetChange": "queues",
+    "OffsetChange": "writes",
     "PERM_READ": "queues",
     "PERM_WRITE": "queues",
     "PlanRow": "plans",
     "ProcessQueueInfo": "clients",
     "ProgressRow": "results",
     "QueueData": "queues",
-    "QueueOffset": "queues",
+    "QueueOffset": "positions",
     "QueuePoint": "watch",
-    "QueueSpan": "queues",
+    "QueueSpan": "positions",
     "QueueStat": "queues",
-    "QueueTime": "queues",
+    "QueueTime": "positions",
     "QueueWatch": "watch",
     "RETRY_PREFIX": "queues",
     "Rates": "watch",
@@ -81,7 +82,7 @@ _WHERE = {
     "Subscription": "clients",
     "SubscriptionGroup": "clients",
     "TIME_UNREADABLE": "queues",
-    "TagCount": "queues",
+    "TagCount": "positions",
     "Target": "plans",
     "TargetKind": "plans",
     "TopicAllocation": "allocation",
@@ -163,12 +164,12 @@ if TYPE_CHECKING:
         Target,
         TargetKind,
     )
+    from mqctl.model.positions import QueueOffset, QueueSpan, QueueTime, TagCount
     from mqctl.model.queues import (
         PERM_READ,
         PERM_WRITE,
         RETRY_PREFIX,
         TIME_UNREADABLE,
-        AppliedQueue,
         BackendKind,
         BackendTarget,
         BackendWarning,
@@ -176,24 +177,13 @@ if TYPE_CHECKING:
         BrokerFailure,
         ConsumeStats,
         MessageQueue,
-        OffsetChange,
         QueueData,
-        QueueOffset,
-        QueueSpan,
         QueueStat,
-        QueueTime,
-        TagCount,
         TopicConfig,
         TopicRoute,
-        WriteResult,
     )
-    from mqctl.model.results import (
-        GroupProgress,
-        GroupSummary,
-        LagReportSummary,
-        LagStatusSummary,
-        ProgressRow,
-    )
+    from mqctl.model.reports import LagReportSummary, LagStatusSummary
+    from mqctl.model.results import GroupProgress, GroupSummary, ProgressRow
     from mqctl.model.subexpr import (
         SUB_ALL,
         SubExpr,

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mqctl.model.clients import Connection
-from mqctl.model.plans import ResetPlan, Target
-from mqctl.model.queues import BackendTarget, BrokerFailure, MessageQueue, OffsetChange
-from mqctl.model.results import GroupProgress
-from mqctl.model.subexpr import SubExpr
+from mqctl.model.queues import BackendTarget, BrokerFailure, MessageQueue
+
+if TYPE_CHECKING:  # annotations only: a -g read that is not a broadcast's loads none of these
+    from mqctl.model.clients import Connection
+    from mqctl.model.plans import ResetPlan, Target
+    from mqctl.model.results import GroupProgress
+    from mqctl.model.subexpr import SubExpr
+    from mqctl.model.writes import OffsetChange
 
 CLIENT_ID_SEPARATOR = "@"
 

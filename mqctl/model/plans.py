@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mqctl.model.queues import BackendTarget, OffsetChange, WriteResult
+from mqctl.model.queues import BackendTarget
+from mqctl.model.writes import OffsetChange, WriteResult
 
 TargetKind = Literal["time", "earliest", "latest", "offset", "shift", "explicit", "file", "undo"]
 

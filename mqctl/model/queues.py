@@ -1,5 +1,6 @@
-"""Queues and what brokers answer about them: routes, consume stats, positions; and what names a
-backend (BackendTarget, BackendWarning). The types nearly every command needs."""
+"""Queues and what brokers answer about them: routes, topic configs, consume stats; and what names
+a backend (BackendTarget, BackendWarning). The types nearly every command needs (positions in
+queues are in ``positions``, offset writes in ``writes``: a read loads neither)."""
 
 from __future__ import annotations
 
@@ -126,50 +127,6 @@ class ConsumeStats:
     failures: tuple[BrokerFailure, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class QueueOffset:
-    """A position in a queue: (queue, offset)."""
-
-    queue: MessageQueue
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class QueueSpan:
-    """A half-open range [start, end) of queue offsets."""
-
-    queue: MessageQueue
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class QueueTime:
-    """A time to search a queue for, with the 5.x broker's boundary (``lower``: the first message
-    stored at or after it; ``upper``: the last one stored at or before it)."""
-
-    queue: MessageQueue
-    timestamp: int
-    boundary: str = "lower"
-
-
-@dataclass(frozen=True, slots=True)
-class TagCount:
-    """Tag-hash matches in a span; with verification, the matches whose real tag differs too."""
-
-    matched: int
-    collisions: int | None = None  # None unless verified against the messages themselves
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetChange:
-    """One queue of an offset write: committed offset before (-1 none) and after (-1 removes)."""
-
-    queue: MessageQueue
-    before: int
-    after: int
-
-
 class BackendKind(str, Enum):
     """Where a backend's answers come from, and so what it can know. A ``str`` enum: journals,
     plans and samples record the value ("store", "live")."""
@@ -217,33 +174,3 @@ class BackendWarning:
 
     def __str__(self) -> str:
         return f"{self.source}: {self.message}" if self.source else self.message
-
-
-@dataclass(frozen=True, slots=True)
-class AppliedQueue:
-    """One queue of an applied write, read back from the cluster afterwards."""
-
-    queue: MessageQueue
-    target: int
-    now: int | None  # the committed offset read back; None when it could not be read
-    drift: int = 0  # how far the queue had moved between the plan and the write (online groups)
-    note: str | None = None  # why it did not take ("Offset has been previously reset", ...)
-    resumed: bool = False  # an online consumer committed past the new offset since: it took, and it moved on
-
-    @property
-    def took(self) -> bool:
-        return self.now == self.target or self.resumed
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    """What an offset write did: the brokers written, how (``method``), each queue read back."""
-
-    brokers: tuple[str, ...]
-    method: str  # "store" | "broker-reset" (INVOKE_BROKER_TO_RESET_OFFSET) | "offset-update" (UPDATE_CONSUMER_OFFSET)
-    checks: tuple[AppliedQueue, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    @property
-    def not_taken(self) -> list[AppliedQueue]:
-        return [c for c in self.checks if not c.took]

@@ -1,12 +1,15 @@
-"""What consumerProgress computed: rows, a group's totals, the groups overview's summaries."""
+"""What consumerProgress computed: rows, a group's totals, the groups overview's summaries
+(lagReport's run summaries are in ``reports``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mqctl.model.queues import BrokerFailure, MessageQueue
-from mqctl.model.subexpr import SubExpr
+
+if TYPE_CHECKING:
+    from mqctl.model.subexpr import SubExpr
 
 if TYPE_CHECKING:
     from mqctl.model.pop import PopView
@@ -138,35 +141,3 @@ class GroupSummary:
     worst_client: str | None = None  # the worst client's HOST/clientId, when files were given
     client_files: int = 0
     stale_clients: int = 0
-
-
-@dataclass(frozen=True)
-class LagReportSummary:
-    """What a lagReport run did: how many queue rows, from where (``source`` "store" or "live"),
-    where it wrote them (``out``, ``history``), and the ``top`` groups by diff total (one dict per
-    group: group, diffTotal, matchedDiffTotal, maxLagMs, queues, queuesBelowMin, queuesAboveMax)."""
-
-    rows: int
-    source: str
-    now_ms: int
-    out: str | None
-    dataset_format: str
-    history: str | None
-    top: list[dict[str, Any]]
-    time_unknown: int = 0  # store rows whose oldest unconsumed message cannot be read (damage)
-    # groups the consumerProgress overview lists that have no queue row (no committed offset)
-    groups_without_rows: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class LagStatusSummary:
-    """What lagReport --status judged: ``queues`` queues of ``history`` over its last ``window_ms``,
-    the per-queue statuses written to ``out``, and the worst groups (one dict per group)."""
-
-    history: str
-    now_ms: int
-    window_ms: int
-    queues: int
-    out: str | None
-    dataset_format: str
-    groups: list[dict[str, Any]]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mqctl.model.clients import StoredMessage
-from mqctl.model.queues import MessageQueue, QueueSpan
+from mqctl.model.positions import QueueSpan
+from mqctl.model.queues import MessageQueue
 
 # One sample per line, in the pipe output and in a --history file.
 SAMPLE_SCHEMA = "mqctl/consumerProgress.sample/v1"

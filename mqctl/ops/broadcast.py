@@ -23,7 +23,6 @@ from mqctl.model import (
     ConsumeStats,
     GroupProgress,
     MessageQueue,
-    QueueOffset,
     QueueStat,
 )
 from mqctl.model.broadcast import (
@@ -41,7 +40,7 @@ from mqctl.model.broadcast import (
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend, ProgressCallback
-    from mqctl.model import BrokerFailure, ConsumerConnection, ProgressRow, SubExpr, WatchView
+    from mqctl.model import BrokerFailure, ConsumerConnection, ProgressRow, QueueOffset, SubExpr, WatchView
     from mqctl.ops.progress import Gates
 
 # A client persists every 5 s (persistConsumerOffsetInterval): a file older than this belongs to a
@@ -170,7 +169,7 @@ def _client_stats(
     rows = []
     for mq, q in queues.items():
         off = own.get(mq)
-        last = times.get(QueueOffset(mq, off - 1), 0) if off else 0
+        last = times.get(_at(mq, off - 1), 0) if off else 0
         rows.append(
             QueueStat(
                 queue=mq,
@@ -184,6 +183,13 @@ def _client_stats(
     return ConsumeStats(group, tuple(rows))
 
 
+def _at(mq: MessageQueue, offset: int) -> QueueOffset:
+    """A position in a queue (model.positions loads only when a client's file is read)."""
+    from mqctl.model import QueueOffset
+
+    return QueueOffset(mq, offset)
+
+
 def _positions(clients: Sequence[ClientOffsets], queues: dict[MessageQueue, QueueStat]) -> list[QueueOffset]:
     """Every store time the clients' rows need, each once: the message before each client's
     offset (last consumed) and the first unconsumed one (lag time)."""
@@ -193,10 +199,10 @@ def _positions(clients: Sequence[ClientOffsets], queues: dict[MessageQueue, Queu
         for mq, q in queues.items():
             off = own.get(mq, 0)
             if off > 0:
-                want[QueueOffset(mq, off - 1)] = None
+                want[_at(mq, off - 1)] = None
             start = max(off, q.min_offset or 0)
             if start < q.broker_offset:
-                want[QueueOffset(mq, start)] = None
+                want[_at(mq, start)] = None
     return list(want)
 
 

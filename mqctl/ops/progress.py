@@ -11,22 +11,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mqctl.backends.base import Backend, ProgressCallback
 from mqctl.errors import BrokersFailedError, CheckFailedError, MqctlError, NotAvailableError
-from mqctl.model import (
-    TIME_UNREADABLE,
-    ConsumeStats,
-    GroupProgress,
-    GroupSummary,
-    MessageQueue,
-    ProgressRow,
-    QueueOffset,
-    QueueSpan,
-    QueueStat,
-    SubExpr,
-    WatchView,
-)
+from mqctl.model import TIME_UNREADABLE, GroupProgress, GroupSummary, ProgressRow
+
+if TYPE_CHECKING:  # names only annotations use: a command loads the model modules it needs
+    from mqctl.model import ConsumeStats, MessageQueue, QueueOffset, QueueStat, SubExpr, WatchView
 
 
 def _now(now_ms: int | None) -> int:
@@ -62,6 +54,8 @@ def oldest_times(
     stats (several groups' at once), in ONE batch question: a queue position two groups wait on
     is asked once; with a ``cache`` (a sampler's), only positions not known from the previous
     round are asked (see ``_store_times``)."""
+    from mqctl.model import QueueOffset
+
     positions = list(
         dict.fromkeys(
             QueueOffset(q.queue, _start(q)) for s in stats for q in s.queues if _start(q) < q.broker_offset
@@ -90,6 +84,8 @@ def rows_from_stats(
     unconsumed = [q for q in queues if _start(q) < q.broker_offset]
     oldest: dict[MessageQueue, int | None] = {}
     if lag_time and unconsumed:
+        from mqctl.model import QueueOffset
+
         positions = [QueueOffset(q.queue, _start(q)) for q in unconsumed]
         if known_times is not None:
             times = [known_times.get(p, -1) for p in positions]
@@ -104,6 +100,8 @@ def rows_from_stats(
     matched: dict[MessageQueue, int] = {}
     collisions: int | None = None
     if tags is not None:
+        from mqctl.model import QueueSpan
+
         spans = [QueueSpan(q.queue, _start(q), q.broker_offset) for q in queues]
         counts = backend.count_tag_matches(spans, tags, verify=verify_tags, on_progress=on_progress)
         matched = {s.queue: c.matched for s, c in zip(spans, counts)}

@@ -5,13 +5,16 @@ does not parse or binds the wrong types; fastjson's dialect (unquoted int keys, 
 keys, BrowserCompatible strings) is read by ``mqctl.fastjson`` behind a depth guard
 (``bodies_json``). Maps keep the JSON's order: the peer's own map order is what mqadmin prints.
 
-The decoders live in four modules, all re-exported here:
+The decoders live in four modules, all re-exported here, and one more:
 
 * ``bodies``: name-server and broker admin bodies (route, cluster, consume stats, topic stats,
   reset offsets, name lists, the broker's config tables);
 * ``bodies_client``: bodies a consumer's SDK writes or the broker builds from its heartbeats
   (ConsumerConnection 203, ConsumerRunningInfo 307);
 * ``bodies_queue``: QUERY_CONSUME_QUEUE (321) and VIEW_MESSAGE_BY_ID (33);
+* ``bodies_brokerstats`` (imported from there: it reads each group's part with this module's
+  consume stats): GET_BROKER_CONSUME_STATS (317) and the queue counts of GET_ALL_TOPIC_CONFIG
+  (21), what the groups overview asks each broker;
 * ``bodies_json``: shared parsing and Java-lenient field access.
 
 No request mqctl sends carries a body (GET_CONSUME_STATS' ``topicList`` is a header field), so
@@ -28,6 +31,7 @@ from mqctl.errors import ProtocolError, StoreCorruptError
 from mqctl.model import BrokerData, ConsumeStats, MessageQueue, QueueData, QueueStat, TopicRoute
 from mqctl.remoting.bodies_json import (
     INT32,
+    INT64,
     as_list,
     as_map,
     bean,
@@ -86,6 +90,7 @@ __all__ = [
     "decode_reset_offset_body",
     "decode_running_info",
     "decode_stored_message",
+    "decode_subscription_group_names",
     "decode_subscription_groups_body",
     "decode_topic_configs",
     "decode_topic_route",
@@ -193,6 +198,22 @@ def decode_name_list(body: bytes, key: str) -> list[str]:
 # Offsets by queue (208, 202, 222)
 
 
+def _plain_offsets(raw: Any, pull_offsets: bool) -> tuple[int, int, int, int | None] | None:
+    """An OffsetWrapper whose fields are all JSON integers in range (what brokers write), read
+    at once: (brokerOffset, consumerOffset, lastTimestamp, pullOffset); None for anything else."""
+    if type(raw) is not dict or "$ref" in raw:
+        return None
+    fields = (raw.get("brokerOffset", 0), raw.get("consumerOffset", 0), raw.get("lastTimestamp", 0))
+    pull = raw.get("pullOffset") if pull_offsets else None
+    low, high = INT64
+    for v in (*fields, 0 if pull is None else pull):
+        if type(v) is not int or not low <= v <= high:
+            return None
+    if pull_offsets and "pullOffset" in raw and pull is None:
+        return None  # an explicit null: the typed reading decides
+    return (*fields, pull)
+
+
 def decode_consume_stats(body: bytes, group: str, broker_name_hint: str | None = None) -> ConsumeStats:
     """One broker's ConsumeStats (remoting.md 7.5), rows in the body's order.
 
@@ -200,24 +221,41 @@ def decode_consume_stats(body: bytes, group: str, broker_name_hint: str | None =
     in the body (None). ``broker_name_hint`` (the broker asked) fills a key without brokerName.
     """
     what = f"consume stats of {group!r}"
-    doc = parse_object_keyed(body, what)
+    return consume_stats_of(parse_object_keyed(body, what), group, what, broker_name_hint, {})
+
+
+def consume_stats_of(
+    doc: Any,
+    group: str,
+    what: str,
+    broker_name_hint: str | None,
+    keys: dict[Any, MessageQueue],
+    *,
+    pull_offsets: bool = True,
+) -> ConsumeStats:
+    """A parsed ConsumeStats object -> ConsumeStats. ``keys``: queues already read from their
+    key text (a body repeats them: GET_BROKER_CONSUME_STATS lists every group's). Without
+    ``pull_offsets`` the pull offset is unknown (None) whatever the wrapper says."""
+    doc = bean(doc, what)
     rows = []
     for key, raw in as_map(doc.get("offsetTable"), f"{what}: offsetTable").items():
-        mq = message_queue(key, f"{what}: offsetTable key", broker_name_hint)
-        w = f"{what}: queue {mq.topic}/{mq.broker_name}/{mq.queue_id}"
-        wrapper = bean(raw, w)
-        rows.append(
-            QueueStat(
-                queue=mq,
-                broker_offset=get_int(wrapper, "brokerOffset", w),
-                consumer_offset=get_int(wrapper, "consumerOffset", w),
-                last_timestamp=get_int(wrapper, "lastTimestamp", w),
+        mq = keys.get(key) if isinstance(key, str) else None
+        if mq is None:
+            mq = message_queue(key, f"{what}: offsetTable key", broker_name_hint)
+            if isinstance(key, str):
+                keys[key] = mq
+        offsets = _plain_offsets(raw, pull_offsets)
+        if offsets is None:  # anything but plain integers: the typed reading, with its errors
+            w = f"{what}: queue {mq.topic}/{mq.broker_name}/{mq.queue_id}"
+            wrapper = bean(raw, w)
+            offsets = (
+                get_int(wrapper, "brokerOffset", w),
+                get_int(wrapper, "consumerOffset", w),
+                get_int(wrapper, "lastTimestamp", w),
                 # absent from 4.x and 5.0 brokers: unknown, not zero
-                pull_offset=get_int(wrapper, "pullOffset", w) if "pullOffset" in wrapper else None,
-                min_offset=None,
-                committed=None,
+                get_int(wrapper, "pullOffset", w) if pull_offsets and "pullOffset" in wrapper else None,
             )
-        )
+        rows.append(QueueStat(mq, *offsets, min_offset=None, committed=None))
     return ConsumeStats(group=group, queues=tuple(rows), consume_tps=get_float(doc, "consumeTps", what))
 
 
@@ -286,6 +324,13 @@ def subscription_group_from_props(name: str, props: Mapping[str, Any]) -> Subscr
         return subscription_group(name, props, "subscription groups body")
     except StoreCorruptError as exc:
         raise ProtocolError(exc.message) from None
+
+
+def decode_subscription_group_names(body: bytes) -> frozenset[str]:
+    """The group names of a SubscriptionGroupWrapper (remoting.md 7.12), their configs unread."""
+    from mqctl.store.metadata import decode_subscription_groups
+
+    return frozenset(run_store_decoder(decode_subscription_groups, body, "subscription groups body"))
 
 
 def decode_subscription_groups_body(body: bytes) -> dict[str, SubscriptionGroup]:

@@ -39,7 +39,7 @@ class RequestCode(IntEnum):
     INVOKE_BROKER_TO_RESET_OFFSET = 222
     QUERY_TOPIC_CONSUME_BY_WHO = 300
     GET_CONSUMER_RUNNING_INFO = 307
-    GET_BROKER_CONSUME_STATS = 317  # a 5.x ACL rule on the cluster (admin); mqctl does not send it
+    GET_BROKER_CONSUME_STATS = 317  # the overview; an admin request under 5.x ACL 2.0 (denied: 208 per group)
     QUERY_CONSUME_QUEUE = 321
     QUERY_SUBSCRIPTION_BY_CONSUMER = 345
     GET_TOPIC_CONFIG = 351

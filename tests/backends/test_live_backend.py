@@ -55,6 +55,20 @@ def test_consume_stats_one_request_per_broker(cluster: FakeCluster) -> None:
     ]
 
 
+def test_a_group_without_retry_topic_is_found_by_its_subscription_config_name(cluster: FakeCluster) -> None:
+    # G4 has a subscription config on broker-b only, no retry topic, no offsets: asked on every
+    # broker; whether it exists is a name lookup (the configs of every group are not built).
+    with backend(cluster) as be:
+        stats = be.consume_stats("G4", detail=False)
+        with pytest.raises(MqctlError) as missing:
+            be.consume_stats("NoSuchGroup", detail=False)
+        built = dict(be._groups)
+    assert stats.queues == () and not stats.failures
+    assert missing.value.exit_status == ExitStatus.NOT_FOUND
+    assert [s.codes().count(208) for s in cluster.brokers.values()] == [1, 1]
+    assert built == {}
+
+
 def test_broker_tables(cluster: FakeCluster) -> None:
     with backend(cluster) as be:
         configs = be.topic_configs("broker-a")

@@ -137,6 +137,117 @@ def test_live_overview_plain_is_mqadmins_and_agrees_with_the_store(
         ok &= fidelity.check(f"store and live overviews: {group} foundIn", store[group], live[group])
     assert ok, "the live overview differs from mqadmin or from the store's, see the fidelity section"
 
+def _overview_rows(text: str) -> dict[str, list[str]]:
+    """Group -> its overview cells (#Count #Version #Type #Model #TPS #Diff Total) by whitespace."""
+    rows = {}
+    for line in text.splitlines()[1:]:
+        cells = line.split()
+        if cells:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+# Groups whose overview numbers GET_BROKER_CONSUME_STATS (317) cannot give as it answers them:
+# WIDE reads 2 of the 4 queues it writes (317's extra queues are dropped), NARROW writes 2 of the 4
+# it reads (GET_CONSUME_STATS is asked for that group on broker-b), and NOCONFIG's subscription
+# config is deleted on broker-a while its offsets stay (GET_CONSUME_STATS there too).
+WIDE, NARROW, NOCONFIG = (
+    ("TopicWideWrite", "GroupWideWrite"),
+    ("TopicNarrowWrite", "GroupNarrowWrite"),
+    ("TopicNoConfig", "GroupNoConfig"),
+)
+
+
+@pytest.fixture(scope="module")
+def overview_data(cluster: RocketMQ) -> list[str]:
+    """WIDE on broker-a, NARROW on broker-b, NOCONFIG on both: every queue written, consumed and
+    written again (a lag on every queue), then the queue counts changed and the config deleted."""
+    (wide, g_wide), (narrow, g_narrow), (noconfig, g_noconfig) = WIDE, NARROW, NOCONFIG
+    cluster.admin(
+        f"topic:{wide}:4:broker-a", f"topic:{narrow}:4:broker-b", f"topic:{noconfig}:2:broker-a+broker-b"
+    )
+    plans = {
+        wide: [f"send - w{i} {i % 4} broker-a" for i in range(8)],
+        narrow: [f"send - n{i} {i % 4} broker-b" for i in range(8)],
+        noconfig: [f"send - c{i} {i % 2} {('broker-a', 'broker-b')[i // 2 % 2]}" for i in range(8)],
+    }
+    for topic, plan in plans.items():
+        cluster.produce(topic, plan)
+    for topic, group in (WIDE, NARROW, NOCONFIG):
+        cluster.consume(topic, group, max_messages=8, idle=8)
+    for topic, plan in plans.items():
+        cluster.produce(topic, plan[:6])  # the lag
+    cluster.wait_offsets_flushed()
+    a, b = cluster.brokers["broker-a"].addr, cluster.brokers["broker-b"].addr
+    cluster.mqadmin_ok("updateTopic", "-b", a, "-t", wide, "-r", "2", "-w", "4")
+    cluster.mqadmin_ok("updateTopic", "-b", b, "-t", narrow, "-r", "4", "-w", "2")
+    cluster.mqadmin_ok("deleteSubGroup", "-b", a, "-g", g_noconfig)
+    return [g_wide, g_narrow, g_noconfig]
+
+
+def test_live_overview_lists_what_mqadmin_lists(
+    cluster: RocketMQ, progress_data, overview_data, fidelity
+) -> None:
+    theirs = _overview_rows(cluster.mqadmin_ok("consumerProgress"))
+    ours = _overview_rows(live_ok(cluster, "consumerProgress", "-o", "plain"))
+    ok = fidelity.check("live overview: mqadmin's groups all listed", sorted(set(theirs) - set(ours)), [])
+    for group in sorted(set(theirs) & set(ours)):
+        t, o = theirs[group], ours[group]
+        # TPS moves; everything else (count, version, type, model, diff total) must agree
+        ok &= fidelity.check(f"live overview {group}", o[:-2] + o[-1:], t[:-2] + t[-1:])
+    # Each special group's queues as mqadmin's own consumerProgress -g shows them
+    doc = {r["group"]: r for r in json.loads(live_ok(cluster, "consumerProgress", "-o", "json"))["rows"]}
+    for group in [progress_data.group, *overview_data]:
+        rows = parse_consumer_progress(cluster.consumer_progress(group))[0]
+        mine = doc[group]
+        ok &= fidelity.check(
+            f"live overview {group}: queues, diff total, topics, brokers",
+            (mine["queues"], mine["diffTotal"], mine["topics"], mine["brokers"]),
+            (
+                len(rows),
+                sum(r.diff for r in rows),
+                sorted({r.topic for r in rows}),
+                sorted({r.broker for r in rows}),
+            ),
+        )
+    ok &= _overview_asked_317(cluster, [progress_data.group, *overview_data], fidelity)
+    assert ok, "live overview differs from mqadmin, see the fidelity section"
+
+
+def _overview_asked_317(cluster: RocketMQ, groups: list[str], fidelity) -> bool:  # type: ignore[no-untyped-def]
+    """In process: one GET_BROKER_CONSUME_STATS per broker, GET_CONSUME_STATS only for NARROW on
+    broker-b and NOCONFIG on broker-a, and every group's stats equal to GET_CONSUME_STATS' over
+    its route (mqadmin's request), queue for queue, pull offsets aside (317 has none)."""
+    from mqctl.backends.live import LiveBackend
+
+    asked: list = []
+    with LiveBackend(cluster.namesrv_addr, timeout=60) as backend:
+        real = backend.ask
+        backend.ask = lambda reqs: asked.extend(reqs) or real(reqs)  # type: ignore[method-assign]
+        stats = {ov.ref.name: ov.stats for ov in backend.groups_overview()}
+        by_overview = list(asked)  # not the requests of the comparison below
+        direct = {g: backend.consume_stats(g, detail=False) for g in groups}
+    per_code = Counter(code for _b, code, _f in by_overview)
+    ok = fidelity.check("live overview: GET_BROKER_CONSUME_STATS per broker", per_code[317], 2)
+    fallback = sorted(
+        (b, f["consumerGroup"]) for b, code, f in by_overview if code == 208 and f["consumerGroup"] in groups
+    )
+    ok &= fidelity.check(
+        "live overview: GET_CONSUME_STATS where 317 cannot answer",
+        fallback,
+        [("broker-a", NOCONFIG[1]), ("broker-b", NARROW[1])],
+    )
+
+    def numbers(st):  # type: ignore[no-untyped-def]
+        return sorted((q.queue.topic, q.queue.broker_name, q.queue.queue_id, q.broker_offset, q.consumer_offset,
+                       q.last_timestamp) for q in st.queues)  # fmt: skip
+
+    for g in groups:
+        ok &= fidelity.check(
+            f"live overview {g}: stats = GET_CONSUME_STATS'", numbers(stats[g]), numbers(direct[g])
+        )
+    return ok
+
 
 def test_live_allocate_equals_mqadmin(cluster: RocketMQ, fidelity) -> None:
     ok = True

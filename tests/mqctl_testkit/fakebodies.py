@@ -81,10 +81,10 @@ def _route(cluster: Cluster, topic: str, standard: bool) -> Reply:
         for b in brokers
     )
     queues = ",".join(
-        f'{{"brokerName":{js(b.name)},"perm":{b.topics[topic].perm},"readQueueNums":{n},"topicSysFlag":0,'
-        f'"writeQueueNums":{n}}}'
+        f'{{"brokerName":{js(b.name)},"perm":{t.perm},"readQueueNums":{t.read_nums},"topicSysFlag":0,'
+        f'"writeQueueNums":{t.write_nums}}}'
         for b in brokers
-        for n in [len(b.topics[topic].queues)]
+        for t in [b.topics[topic]]
     )
     return _ok(f'{{"brokerDatas":[{datas}],"filterServerTable":{{}},"queueDatas":[{queues}]}}')
 
@@ -95,6 +95,7 @@ def _route(cluster: Cluster, topic: str, standard: bool) -> Reply:
 def broker_answer(cluster: Cluster, b: Broker, code: int, fields: Mapping[str, str]) -> Reply:
     handlers = {
         208: _consume_stats,
+        317: _broker_consume_stats,
         202: _topic_stats,
         203: _connections,
         307: _running_info,
@@ -122,30 +123,69 @@ def _queue(b: Broker, fields: Mapping[str, str]) -> Queue | None:
     return t.queues[qid] if t is not None and 0 <= qid < len(t.queues) else None
 
 
+def _stats_topics(cluster: Cluster, b: Broker, group: str) -> list[str]:
+    """The topics both stats requests walk for a group (no topic asked): its committed ones that
+    have a config here, less those an online group does not subscribe to."""
+    topics = [t for t in b.offsets.get(group, {}) if t in b.topics]
+    online = cluster.online.get(group)
+    return [t for t in topics if t in online.subscriptions] if online is not None else topics
+
+
+def _wrapper(b: Broker, group: str, topic: str, qid: int, *, clamp: bool, pull: bool) -> str:
+    q = b.topics[topic].queues[qid]
+    committed = b.offsets.get(group, {}).get(topic, {}).get(qid, -1)
+    consumer = max(committed, 0) if clamp else committed
+    last = q.time_at(consumer - 1) or 0
+    text = f'"brokerOffset":{q.max_offset},"consumerOffset":{consumer},"lastTimestamp":{last}'
+    pulled = max(consumer, b.pulls.get(group, {}).get(topic, {}).get(qid, 0)) if pull else 0
+    return f'{{{text},"pullOffset":{pulled}}}'
+
+
 def _consume_stats(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
+    """GET_CONSUME_STATS (208): each topic's READ queues; a static topic keeps a negative
+    committed offset (5.x getConsumeStats clamps only when there is no queue mapping)."""
     group = f.get("consumerGroup", "")
     listed = [t for t in f.get("topicList", "").split(";") if t]
-    topics = listed or ([f["topic"]] if f.get("topic") else list(b.offsets.get(group, {})))
-    online = cluster.online.get(group)
-    if online is not None and not listed:  # an online group: only the topics it subscribes to
-        topics = [t for t in topics if t in online.subscriptions]
+    topics = listed or ([f["topic"]] if f.get("topic") else _stats_topics(cluster, b, group))
+    if f.get("topic") and not listed:
+        online = cluster.online.get(group)
+        topics = [t for t in topics if online is None or t in online.subscriptions]
     entries = []
     for topic in topics:
         t = b.topics.get(topic)
         if t is None:
             continue
-        committed = b.offsets.get(group, {}).get(topic, {})
-        pulls = b.pulls.get(group, {}).get(topic, {})
-        for qid, q in enumerate(t.queues):
-            consumer = max(committed.get(qid, -1), 0)
-            last = q.time_at(consumer - 1) or 0
-            pull = max(consumer, pulls.get(qid, 0))
-            entries.append(
-                f'{mq(topic, b.name, qid)}:{{"brokerOffset":{q.max_offset},"consumerOffset":{consumer},'
-                f'"lastTimestamp":{last},"pullOffset":{pull}}}'
-            )
+        for qid in range(t.read_nums):
+            wrapper = _wrapper(b, group, topic, qid, clamp=not t.static, pull=True)
+            entries.append(f"{mq(topic, b.name, qid)}:{wrapper}")
     tps = jdouble(b.tps.get(group, 0.0))
     return _ok(f'{{"consumeTps":{tps},"offsetTable":{{{",".join(entries)}}}}}')
+
+
+def _broker_consume_stats(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
+    """GET_BROKER_CONSUME_STATS (317): every subscription group of the broker, one ConsumeStats
+    per topic over its WRITE queues, committed offsets always clamped at 0, pullOffset left 0
+    (fetchAllConsumeStatsInBroker); the group's TPS on its first topic (208 adds them up)."""
+    if "isOrder" not in f:
+        return Reply(1, "the custom field <isOrder> is null")
+    listed = []
+    total = 0
+    for group in b.groups:
+        parts = []
+        for i, topic in enumerate(_stats_topics(cluster, b, group)):
+            t = b.topics[topic]
+            wrappers = [
+                (qid, _wrapper(b, group, topic, qid, clamp=True, pull=False)) for qid in range(t.write_nums)
+            ]
+            table = ",".join(f"{mq(topic, b.name, qid)}:{w}" for qid, w in wrappers)
+            tps = jdouble(b.tps.get(group, 0.0) if i == 0 else 0.0)
+            parts.append(f'{{"consumeTps":{tps},"offsetTable":{{{table}}}}}')
+            total += sum(q.max_offset for q in t.queues[: t.write_nums])
+        listed.append(f"{{{js(group)}:[{','.join(parts)}]}}")
+    return _ok(
+        f'{{"brokerAddr":{js(b.addr)},"consumeStatsList":[{",".join(listed)}],"totalDiff":{total},'
+        f'"totalInflightDiff":0}}'
+    )
 
 
 def _topic_stats(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
@@ -272,14 +312,20 @@ def _all_groups(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
 
 def _all_topics(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
     table = ",".join(
-        f'{js(name)}:{{"attributes":{{}},"order":false,"perm":{t.perm},"readQueueNums":{len(t.queues)},'
+        f'{js(name)}:{{"attributes":{{}},"order":false,"perm":{t.perm},"readQueueNums":{t.read_nums},'
         f'"topicFilterType":"SINGLE_TAG","topicName":{js(name)},"topicSysFlag":0,'
-        f'"writeQueueNums":{len(t.queues)}}}'
+        f'"writeQueueNums":{t.write_nums}}}'
         for name, t in b.topics.items()
+    )
+    mapping = ",".join(
+        f'{js(name)}:{{"bname":{js(b.name)},"epoch":0,"hostedQueues":{{}},"scope":"__global__",'
+        f'"topic":{js(name)},"totalQueues":{len(t.queues)}}}'
+        for name, t in b.topics.items()
+        if t.static
     )
     return _ok(
         f'{{"dataVersion":{DATA_VERSION},"mappingDataVersion":{DATA_VERSION},"topicConfigTable":{{{table}}},'
-        f'"topicQueueMappingDetailMap":{{}},"topicQueueMappingInfoMap":{{}}}}'
+        f'"topicQueueMappingDetailMap":{{{mapping}}},"topicQueueMappingInfoMap":{{}}}}'
     )
 
 

@@ -85,6 +85,17 @@ class Queue:
 class Topic:
     queues: list[Queue]
     perm: int = 6
+    read: int | None = None  # readQueueNums, when not every queue (None: len(queues))
+    write: int | None = None  # writeQueueNums, likewise
+    static: bool = False  # a 5.x static topic (logical queues: a TopicQueueMappingDetail)
+
+    @property
+    def read_nums(self) -> int:
+        return len(self.queues) if self.read is None else self.read
+
+    @property
+    def write_nums(self) -> int:
+        return len(self.queues) if self.write is None else self.write
 
 
 @dataclass

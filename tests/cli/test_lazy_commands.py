@@ -1,0 +1,107 @@
+"""Commands load lazily: `mqctl --version` and `mqctl --help` import no command module, a command
+imports its own, and what they print is what the eagerly built command tree prints."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import typer
+import typer.main
+from typer.testing import CliRunner
+
+from mqctl.cli.app import COMMANDS, app
+
+MODULES = sorted({c.module for c in COMMANDS.values()})
+
+
+def _loaded_after(*argv: str) -> list[str]:
+    probe = (
+        "import sys\nfrom mqctl.cli.app import main\n"
+        f"sys.argv = ['mqctl', *{list(argv)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"sys.stderr.write('LOADED=' + ','.join(m for m in {MODULES!r} if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    loaded = r.stderr.rsplit("LOADED=", 1)[1].strip()
+    return loaded.split(",") if loaded else []
+
+
+@pytest.mark.parametrize("argv", [("--version",), ("--help",), ()])
+def test_version_and_help_import_no_command(argv: tuple[str, ...]) -> None:
+    assert _loaded_after(*argv) == []
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    assert _loaded_after("consumerConnection", "--help") == ["mqctl.cli.connection"]
+    assert _loaded_after("ALLOCATEmq", "-h") == ["mqctl.cli.allocate"]
+
+
+def _eager_app() -> typer.Typer:
+    """The command tree as app.py built it before: every command registered at import."""
+    import importlib
+
+    from mqctl.cli import app as app_module
+
+    eager = typer.Typer(
+        name="mqctl",
+        help=app.info.help,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+    )
+    eager.callback()(app_module._main)
+    for name, c in COMMANDS.items():
+        eager.command(name)(getattr(importlib.import_module(c.module), c.function))
+    return eager
+
+
+@pytest.mark.parametrize("width", [80, 110, 60])
+def test_help_lists_the_commands_as_the_eager_tree_does(width: int) -> None:
+    runner = CliRunner(env={"COLUMNS": str(width)})
+    ours = runner.invoke(app, ["--help"], terminal_width=width)
+    theirs = runner.invoke(_eager_app(), ["--help"], terminal_width=width)
+    assert ours.exit_code == theirs.exit_code == 0
+    assert "consumerProgress" in ours.stdout
+    assert ours.stdout == theirs.stdout
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_summary_is_the_first_paragraph_of_the_commands_help(name: str) -> None:
+    # click's short help reads the first paragraph word by word: line breaks do not matter.
+    root = typer.main.get_command(app)
+    ctx = root.make_context("mqctl", [], resilient_parsing=True)
+    cmd = root.get_command(ctx, name)  # type: ignore[attr-defined]
+    first = " ".join(cmd.help.split("\n\n")[0].split())
+    assert first == " ".join(COMMANDS[name].summary.split()), f"cli/app.py: COMMANDS[{name!r}].summary"
+
+
+def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
+    """consumerProgress -g -o plain -n: routes, consume stats and rows; nothing of --watch, the
+    overview's groups, positions in queues (lag time, --tags) or offset writes."""
+    from mqctl_testkit.fakecluster import FakeCluster
+    from mqctl_testkit.live_scenario import build_model
+
+    cluster = FakeCluster(build_model())
+    try:
+        probe = (
+            "import sys\nfrom mqctl.cli.app import main\n"
+            f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G1', '-n', {cluster.ns!r}, '-o', 'plain']\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "sys.stderr.write('LOADED=' + ','.join(sorted(m for m in sys.modules if m.startswith('mqctl.model.'))))\n"
+        )
+        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    finally:
+        cluster.close()
+    assert "LOADED=" in r.stderr, r.stderr
+    loaded = r.stderr.rsplit("LOADED=", 1)[1].strip().split(",")
+    # A -g read decides what kind of group it reads (a broadcasting group's progress is on its
+    # clients; a POP group's numbers mean something else): model.broadcast, .clients and .pop are
+    # that question's. Nothing of --watch, positions (lag time, --tags), plans or offset writes.
+    assert sorted(set(loaded) - {"mqctl.model.broadcast", "mqctl.model.clients", "mqctl.model.pop"}) == [
+        "mqctl.model.queues",
+        "mqctl.model.results",
+        "mqctl.model.versions",
+    ], loaded
