@@ -144,8 +144,7 @@ class LiveOffsetWrite:
             why = "; ".join(f"{b}: {m}" for b, (m, _s) in failed.items())
             landed = bool(done) or not self._none_took(checks)
             took = f"{', '.join(done)} did (kept in the journal)" if done else "none took it"
-            if not landed and not done:
-                took = "none took it (read back: no queue moved)"
+            took += "" if landed else " (read back: no queue moved)"
             raise PartialWriteError(
                 f"{len(failed)} of {len(brokers)} broker(s) did not take the reset ({why}); {took}",
                 done,
