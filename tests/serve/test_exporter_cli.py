@@ -89,14 +89,17 @@ def test_a_scrape_passes_promtool_check_metrics(cluster: FakeCluster) -> None:
                 pass
             assert time.monotonic() < deadline, "no round served"
             time.sleep(0.2)
-        om = urllib.request.urlopen(
+        # read the whole OpenMetrics body before the exporter is stopped (a body read after
+        # terminate() can come back short: IncompleteRead on a loaded machine)
+        with urllib.request.urlopen(
             urllib.request.Request(url, headers={"Accept": "application/openmetrics-text; version=1.0.0"}),
-            timeout=5,
-        )
+            timeout=20,
+        ) as om:
+            om_type, om_body = om.headers["Content-Type"], om.read()
     finally:
         p.terminate()
         p.wait(10)
-    assert "openmetrics-text" in om.headers["Content-Type"] and om.read().rstrip().endswith(b"# EOF")
+    assert "openmetrics-text" in om_type and om_body.rstrip().endswith(b"# EOF")
     check = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True)
     assert check.returncode == 0 and not check.stdout.strip() and not check.stderr.strip(), (
         check.stdout + check.stderr
