@@ -101,40 +101,47 @@ def load_plan_file(path: Path) -> PlanFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise _bad_plan(path, f"unreadable ({exc})") from None
     suffix = path.suffix.lower()
-    raw_rows: list[Mapping]
     if suffix == ".json":
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise _bad_plan(path, f"not JSON ({exc})") from None
-        if (
-            not isinstance(doc, dict)
-            or doc.get("schema") != PLAN_SCHEMA
-            or not isinstance(doc.get("rows"), list)
-        ):
-            raise _bad_plan(path, f"not a {PLAN_SCHEMA} document")
-        group = doc.get("group")
-        raw_rows = doc["rows"]
-        default_topic = doc.get("topic")
+        group, raw_rows, default_topic = _json_plan(path, text)
     elif suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        missing = {"group", "topic", "brokerName", "queueId", "currentOffset", "targetOffset"} - set(
-            reader.fieldnames or []
-        )
-        if missing:
-            raise _bad_plan(path, f"missing columns {', '.join(sorted(missing))}")
-        raw_rows = list(reader)
-        groups = {r.get("group") for r in raw_rows}
-        if len(groups) != 1:
-            raise _bad_plan(path, "rows must name exactly one group")
-        group = groups.pop()
-        default_topic = None
+        group, raw_rows, default_topic = _csv_plan(path, text)
     else:
         raise _bad_plan(path, "unknown extension")
     if not isinstance(group, str) or not group:
         raise _bad_plan(path, "no group")
     if not raw_rows:
         raise _bad_plan(path, "no rows")
+    return PlanFile(group, _plan_rows(path, raw_rows, default_topic))
+
+
+def _json_plan(path: Path, text: str) -> tuple[object, list[Mapping], object]:
+    """A ``-o json`` / ``--export x.json`` document: its group, raw rows and default topic."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise _bad_plan(path, f"not JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != PLAN_SCHEMA or not isinstance(doc.get("rows"), list):
+        raise _bad_plan(path, f"not a {PLAN_SCHEMA} document")
+    return doc.get("group"), doc["rows"], doc.get("topic")
+
+
+def _csv_plan(path: Path, text: str) -> tuple[object, list[Mapping], object]:
+    """An ``--export x.csv`` file: its one group and raw rows (each row names its topic)."""
+    reader = csv.DictReader(io.StringIO(text))
+    missing = {"group", "topic", "brokerName", "queueId", "currentOffset", "targetOffset"} - set(
+        reader.fieldnames or []
+    )
+    if missing:
+        raise _bad_plan(path, f"missing columns {', '.join(sorted(missing))}")
+    raw_rows: list[Mapping] = list(reader)
+    groups = {r.get("group") for r in raw_rows}
+    if len(groups) != 1:
+        raise _bad_plan(path, "rows must name exactly one group")
+    return groups.pop(), raw_rows, None
+
+
+def _plan_rows(path: Path, raw_rows: list[Mapping], default_topic: object) -> tuple[PlanFileRow, ...]:
+    """Each raw row checked field by field and within bounds; a queue listed twice is refused."""
     rows = []
     seen = set()
     for n, r in enumerate(raw_rows, 1):
@@ -157,7 +164,7 @@ def load_plan_file(path: Path) -> PlanFile:
             raise _bad_plan(path, f"row {n}: queue listed twice")
         seen.add(key)
         rows.append(row)
-    return PlanFile(group, tuple(rows))
+    return tuple(rows)
 
 
 def plan_document(plan: ResetPlan, journal: JournalRecord | None) -> dict:
