@@ -229,28 +229,10 @@ def parse_target(now: int, **given: object) -> tuple[Target, str, int]:
 def plan_source(
     undo: str | None, from_file: Path | None, group: str | None, topic: str | None = None
 ) -> tuple[JournalRecord | None, PlanFile | None]:
-    """The journal record (--undo) or plan file (--from-file) the plan comes from, if any; -g and
-    -t, when given, must name what it holds."""
-    from mqctl.ops.planfile import load_plan_file
+    """``ops.planfile.plan_source``, imported when a reset runs (ops is not loaded at start-up)."""
+    from mqctl.ops.planfile import plan_source as load
 
-    record: JournalRecord | None = None
-    plan_file: PlanFile | None = None
-    if undo is not None:
-        from mqctl.ops.journal import read_journal
-
-        record = read_journal(undo.strip())
-        actual, topics = record.group, {c.queue.topic for c in record.changes}
-    elif from_file is not None:
-        plan_file = load_plan_file(from_file)
-        actual, topics = plan_file.group, {r.topic for r in plan_file.rows}
-    else:
-        return None, None
-    what = "journal" if record is not None else "plan"
-    if group and actual and group != actual:
-        raise UsageError(f"-g/--group {group!r} does not match the {what} ({actual!r})")
-    if topic and topics != {topic}:
-        raise UsageError(f"-t/--topic {topic!r} does not match the {what} ({', '.join(sorted(topics))})")
-    return record, plan_file
+    return load(undo, from_file, group, topic)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Plan files of resetOffsetByTime: the JSON/CSV documents, --export written safely, --from-file.
 
 One owner for the format: ``-o json`` prints ``plan_document``, ``--export`` writes it (or the
-CSV form), ``--from-file`` reads either back.
+CSV form), ``--from-file`` reads either back. ``plan_source`` is where a replayed plan comes
+from: the plan file, or the journal record ``--undo`` names, checked against ``-g`` and ``-t``.
 
 Export safety: a plan is never written inside a broker store (it could replace the broker's own
 files), never replaces an existing file unless asked (``overwrite``), and lands atomically (a
@@ -165,6 +166,31 @@ def _plan_rows(path: Path, raw_rows: list[Mapping], default_topic: object) -> tu
         seen.add(key)
         rows.append(row)
     return tuple(rows)
+
+
+def plan_source(
+    undo: str | None, from_file: Path | None, group: str | None, topic: str | None = None
+) -> tuple[JournalRecord | None, PlanFile | None]:
+    """The journal record (--undo) or plan file (--from-file) the plan comes from, if any; -g and
+    -t, when given, must name what it holds."""
+    record: JournalRecord | None = None
+    plan_file: PlanFile | None = None
+    if undo is not None:
+        from mqctl.ops.journal import read_journal
+
+        record = read_journal(undo.strip())
+        actual, topics = record.group, {c.queue.topic for c in record.changes}
+    elif from_file is not None:
+        plan_file = load_plan_file(from_file)
+        actual, topics = plan_file.group, {r.topic for r in plan_file.rows}
+    else:
+        return None, None
+    what = "journal" if record is not None else "plan"
+    if group and actual and group != actual:
+        raise UsageError(f"-g/--group {group!r} does not match the {what} ({actual!r})")
+    if topic and topics != {topic}:
+        raise UsageError(f"-t/--topic {topic!r} does not match the {what} ({', '.join(sorted(topics))})")
+    return record, plan_file
 
 
 def plan_document(plan: ResetPlan, journal: JournalRecord | None) -> dict:
