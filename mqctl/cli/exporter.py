@@ -15,6 +15,7 @@ from mqctl.errors import NotAvailableError, UsageError
 if TYPE_CHECKING:
     from mqctl.ops.alertrules import AlertConfig
     from mqctl.ops.watch.fleet import FleetFilter
+    from mqctl.serve.exporter import ExporterOptions
 
 HELP = """Serve every consumer group's lag on an HTTP endpoint for Prometheus (/metrics: the text format,
 or OpenMetrics when asked), and push alerts to Alertmanager (--alertmanager URL).
@@ -179,12 +180,7 @@ def exporter(
     cluster: Cluster,
 ) -> None:
     secs = _interval(interval)
-    if window < 2:
-        raise UsageError(f"--window {window}: a window needs at least 2 rounds")
-    if max_series < 1:
-        raise UsageError(f"--max-series {max_series}: expected a positive number")
-    if compat is not None and compat.strip().lower() != "rocketmq-exporter":
-        raise UsageError(f"--compat {compat!r}: the one compatibility offered is 'rocketmq-exporter'")
+    _check_sizes(window, max_series, compat)
     urls = tuple(_alertmanager_url(u) for u in alertmanager or ())
     only = _filter(group_allow, group_deny, topic_allow, topic_deny)
     config = _config(cluster)
@@ -194,22 +190,50 @@ def exporter(
         sys.stdout.write(render(config, secs))
         return
     _require_libraries()
+    from mqctl.serve.exporter import run
+
+    opts = _run_options(cluster, listen, secs, urls, only, config, window, max_series, compat, rounds)
+    with cluster.open() as backend:
+        run(backend, opts, warn=warn, on_ready=lambda url: _ready(url, backend.target().describe()))
+
+
+def _run_options(
+    cluster: Cluster,
+    listen: str,
+    interval_s: float,
+    alertmanagers: tuple[str, ...],
+    only: FleetFilter,
+    config: AlertConfig,
+    window: int,
+    max_series: int,
+    compat: str | None,
+    rounds: int | None,
+) -> ExporterOptions:
+    """The checked flags as one run's options (the serve layer's libraries are installed)."""
     from mqctl.model import Rules
-    from mqctl.serve.exporter import ExporterOptions, run
+    from mqctl.serve.exporter import ExporterOptions
     from mqctl.serve.families import Shape
 
-    opts = ExporterOptions(
+    return ExporterOptions(
         listen=listen,
-        interval_s=secs,
-        alertmanagers=urls,
+        interval_s=interval_s,
+        alertmanagers=alertmanagers,
         shape=Shape(max_series, compat is not None, cluster.name or ""),
         only=only,
         config=config,
         rules=Rules(window=window),
         rounds=rounds,
     )
-    with cluster.open() as backend:
-        run(backend, opts, warn=warn, on_ready=lambda url: _ready(url, backend.target().describe()))
+
+
+def _check_sizes(window: int, max_series: int, compat: str | None) -> None:
+    """--window, --max-series and --compat: values no run could use."""
+    if window < 2:
+        raise UsageError(f"--window {window}: a window needs at least 2 rounds")
+    if max_series < 1:
+        raise UsageError(f"--max-series {max_series}: expected a positive number")
+    if compat is not None and compat.strip().lower() != "rocketmq-exporter":
+        raise UsageError(f"--compat {compat!r}: the one compatibility offered is 'rocketmq-exporter'")
 
 
 def _ready(url: str, what: str) -> None:

@@ -6,7 +6,7 @@ import sys
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,6 +15,11 @@ from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import debug_enabled, handle_errors, warn
 from mqctl.cli.output import Output, emit, output_options
 from mqctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from mqctl.errors import MqctlError
+    from mqctl.model import LagReportSummary
+    from mqctl.pipeline.lagreport import Dataset, SparkFlags
 
 HELP = """Fleet-wide lag as a dataset, computed by Apache Spark: one row per (group, topic, broker,
 queue) with minOffset, brokerOffset, consumerOffset, diff, matchedDiff, lastTimestamp,
@@ -198,27 +203,44 @@ def lag_report(
             _status_history(history, cluster), _window_ms(window), ds, spark, warn
         )
         return _emit(output, summary, render.status_table, render.status_doc, render.status_csv)
-    target = cluster.target()
-    failure = None
-    if target.kind.reads_files:
-        report = pipeline.store_report(target.stores, subscriptions, cq_read.value, ds, spark, warn)
-    else:
-        if subscriptions is not None:
-            raise UsageError(
-                "--subscriptions needs stores: live, matchedDiff would read every unconsumed "
-                "ConsumeQueue unit over the network",
-                "per group: mqctl consumerProgress -n ... -g GROUP --tags EXPR",
-            )
-        with cluster.open() as backend:
-            report, failure = pipeline.live_report(backend, lag_time, ds, spark, warn)
+    report, failure = _report(cluster, subscriptions, lag_time, cq_read, ds, spark)
     _emit(output, report, render.report_table, render.report_doc, render.report_csv)
     if failure is not None:
         raise failure
-    if report.time_unknown:  # a damaged store: the rows are written, no gate or script passes on them
+    _refuse_unknown_times(report.time_unknown)
+
+
+def _report(
+    cluster: Cluster,
+    subscriptions: Path | None,
+    lag_time: bool,
+    cq_read: CqRead,
+    ds: Dataset,
+    spark: SparkFlags,
+) -> tuple[LagReportSummary, MqctlError | None]:
+    """The report from the stores (-S) or the live cluster (-n), and the brokers' failure live."""
+    from mqctl.pipeline import lagreport as pipeline
+
+    target = cluster.target()
+    if target.kind.reads_files:
+        return pipeline.store_report(target.stores, subscriptions, cq_read.value, ds, spark, warn), None
+    if subscriptions is not None:
+        raise UsageError(
+            "--subscriptions needs stores: live, matchedDiff would read every unconsumed "
+            "ConsumeQueue unit over the network",
+            "per group: mqctl consumerProgress -n ... -g GROUP --tags EXPR",
+        )
+    with cluster.open() as backend:
+        return pipeline.live_report(backend, lag_time, ds, spark, warn)
+
+
+def _refuse_unknown_times(time_unknown: int) -> None:
+    """A damaged store: the rows are written, no gate or script passes on them."""
+    if time_unknown:
         from mqctl.errors import StoreCorruptError
 
         raise StoreCorruptError(
-            f"store times of {report.time_unknown} queue row(s) cannot be read: their lagMs is null",
+            f"store times of {time_unknown} queue row(s) cannot be read: their lagMs is null",
             "the commit log is damaged there; consumerProgress -g GROUP --store ... names the files",
         )
 

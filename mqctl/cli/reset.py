@@ -28,7 +28,6 @@ from mqctl.cli.reset_args import (
     UndoOpt,
     UnsafeIgnoreAbortFileOpt,
     lock_timeout_seconds,
-    plan_source,
     target_options,
 )
 from mqctl.cli.reset_clients import ClientOffsetsOpt, PersistIntervalOpt
@@ -108,7 +107,7 @@ def reset_offset_by_time(
     out: Output,
 ) -> None:
     from mqctl.ops import reset as ops
-    from mqctl.ops.planfile import check_export_target
+    from mqctl.ops.planfile import check_export_target, plan_source
 
     now = int(time.time() * 1000) if now_ms is None else now_ms
     group = group.strip() if group else None

@@ -1,5 +1,6 @@
-"""resetOffsetByTime's flags: their typer declarations and what they mean (the one target they
-name, the plan file or journal record a plan comes from). The command itself is cli/reset.py."""
+"""resetOffsetByTime's flags: their typer declarations and their checks (exactly one target, the
+queue scope, what a replayed plan refuses). What a target's value means is ops/resettarget; the
+plan file or journal record a plan comes from is ops/planfile. The command is cli/reset.py."""
 
 from __future__ import annotations
 
@@ -14,20 +15,7 @@ from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
-    from mqctl.model import JournalRecord, Target
-    from mqctl.ops.planfile import PlanFile
-
-
-def int_opt(value: str | None, flag: str) -> int | None:
-    if value is None:
-        return None
-    s = value.strip()
-    if not s.lstrip("+-").isdigit() or s.count("-") + s.count("+") > 1:
-        hint = None
-        if flag.startswith("-o") and s.lower() in ("table", "plain", "json", "csv"):
-            hint = f"here -o is mqadmin's --offset; the output format is --output {s.lower()}"
-        raise UsageError(f"{flag}: expected an integer, got {value!r}", hint)
-    return int(s)
+    from mqctl.model import Target
 
 
 def parse_force(value: str) -> bool:
@@ -172,87 +160,6 @@ def lock_timeout_seconds(value: float) -> float:
     return value
 
 
-def parse_target(now: int, **given: object) -> tuple[Target, str, int]:
-    """The one target the flags name, with mqadmin's -s text and millis for its plain header."""
-    from mqctl.model import Target
-    from mqctl.ops.timeparse import parse_duration_ms, parse_timestamp, time_before
-
-    explicit = given["explicit"]
-    chosen = [
-        name
-        for name, key in (
-            ("-s/--timestamp", "timestamp"),
-            ("--to-earliest", "to_earliest"),
-            ("--to-latest", "to_latest"),
-            ("--to-offset", "to_offset"),
-            ("--shift-by", "shift_by"),
-            ("--by-duration", "by_duration"),
-            ("--from-file", "from_file"),
-            ("--undo", "undo"),
-            ("-o/--offset", "explicit"),
-        )
-        if given[key] is not None
-        and given[key] is not False  # -o 0 is a target (0 == False)
-        and not (key == "timestamp" and explicit is not None)
-    ]
-    if len(chosen) != 1:
-        raise UsageError(
-            ("conflicting targets: " + ", ".join(chosen) if chosen else "no target")
-            + "; give exactly one of -s, --to-earliest, --to-latest, --to-offset, --shift-by, --by-duration, "
-            "-o (with -b/-q), --from-file, --undo"
-        )
-    ts_text, ts_long = "", -1
-    timestamp = given["timestamp"]
-    if isinstance(timestamp, str):
-        ts_text, ts_long = (
-            timestamp.strip(),
-            parse_timestamp(timestamp, now, epoch_ms=given["epoch_ms"] is True),
-        )
-    if isinstance(explicit, int):
-        return Target("explicit", explicit, str(explicit)), ts_text, ts_long
-    if given["to_earliest"]:
-        return Target("earliest", text="--to-earliest"), ts_text, ts_long
-    if given["to_latest"]:
-        return Target("latest", text="--to-latest"), ts_text, ts_long
-    for key, kind in (("to_offset", "offset"), ("shift_by", "shift")):
-        value = given[key]
-        if isinstance(value, str):
-            flag = "--" + key.replace("_", "-")
-            return Target(kind, int_opt(value, flag) or 0, value), ts_text, ts_long  # type: ignore[arg-type]
-    by_duration = given["by_duration"]
-    if isinstance(by_duration, str):
-        ts_long = time_before(now, parse_duration_ms(by_duration, bare_ms=False))
-        return Target("time", ts_long, by_duration), by_duration, ts_long
-    return Target("time", ts_long, ts_text), ts_text, ts_long
-
-
-def plan_source(
-    undo: str | None, from_file: Path | None, group: str | None, topic: str | None = None
-) -> tuple[JournalRecord | None, PlanFile | None]:
-    """The journal record (--undo) or plan file (--from-file) the plan comes from, if any; -g and
-    -t, when given, must name what it holds."""
-    from mqctl.ops.planfile import load_plan_file
-
-    record: JournalRecord | None = None
-    plan_file: PlanFile | None = None
-    if undo is not None:
-        from mqctl.ops.journal import read_journal
-
-        record = read_journal(undo.strip())
-        actual, topics = record.group, {c.queue.topic for c in record.changes}
-    elif from_file is not None:
-        plan_file = load_plan_file(from_file)
-        actual, topics = plan_file.group, {r.topic for r in plan_file.rows}
-    else:
-        return None, None
-    what = "journal" if record is not None else "plan"
-    if group and actual and group != actual:
-        raise UsageError(f"-g/--group {group!r} does not match the {what} ({actual!r})")
-    if topic and topics != {topic}:
-        raise UsageError(f"-t/--topic {topic!r} does not match the {what} ({', '.join(sorted(topics))})")
-    return record, plan_file
-
-
 @dataclass(frozen=True)
 class Scope:
     """What the target flags name: the target, mqadmin's -s text and millis (plain's header), the
@@ -287,20 +194,21 @@ class TargetFlags:
         return parse_force(self.force)
 
     def scope(self, now: int, from_file: Path | None, undo: str | None) -> Scope:
+        from mqctl.ops.resettarget import int_opt, reset_target
+
         qid = int_opt(self.queue, "-q/--queue")
         explicit = int_opt(self.offset, "-o/--offset")
-        target, ts_text, ts_long = parse_target(
+        self._one_target(explicit, from_file, undo)
+        target, ts_text, ts_long = reset_target(
             now,
             timestamp=self.timestamp,
+            epoch_ms=self.epoch_ms is True,
             explicit=explicit,
             to_earliest=self.to_earliest,
             to_latest=self.to_latest,
             to_offset=self.to_offset,
             shift_by=self.shift_by,
             by_duration=self.by_duration,
-            from_file=from_file,
-            undo=undo,
-            epoch_ms=self.epoch_ms,
         )
         if self.epoch_ms and self.timestamp is None:
             raise UsageError("--epoch-ms says how to read -s EPOCH; there is no -s")
@@ -317,6 +225,30 @@ class TargetFlags:
         elif self.broker is not None and qid is None:
             note = f"-b {self.broker} without -q: that broker's queues only"
         return Scope(target, ts_text, ts_long, self.broker, queue, note)
+
+    def _one_target(self, explicit: int | None, from_file: Path | None, undo: str | None) -> None:
+        """Exactly one target flag is given (``-s`` beside ``-o`` is mqadmin's header, not a target)."""
+        chosen = [
+            name
+            for name, value in (
+                ("-s/--timestamp", self.timestamp if explicit is None else None),
+                ("--to-earliest", self.to_earliest),
+                ("--to-latest", self.to_latest),
+                ("--to-offset", self.to_offset),
+                ("--shift-by", self.shift_by),
+                ("--by-duration", self.by_duration),
+                ("--from-file", from_file),
+                ("--undo", undo),
+                ("-o/--offset", explicit),
+            )
+            if value is not None and value is not False  # -o 0 is a target (0 == False)
+        ]
+        if len(chosen) != 1:
+            raise UsageError(
+                ("conflicting targets: " + ", ".join(chosen) if chosen else "no target")
+                + "; give exactly one of -s, --to-earliest, --to-latest, --to-offset, --shift-by, "
+                "--by-duration, -o (with -b/-q), --from-file, --undo"
+            )
 
     def _replayed_alone(self, source: str) -> None:
         """A plan file or a journal's undo names its own queues: a flag that would narrow or

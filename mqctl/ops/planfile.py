@@ -1,7 +1,8 @@
 """Plan files of resetOffsetByTime: the JSON/CSV documents, --export written safely, --from-file.
 
 One owner for the format: ``-o json`` prints ``plan_document``, ``--export`` writes it (or the
-CSV form), ``--from-file`` reads either back.
+CSV form), ``--from-file`` reads either back. ``plan_source`` is where a replayed plan comes
+from: the plan file, or the journal record ``--undo`` names, checked against ``-g`` and ``-t``.
 
 Export safety: a plan is never written inside a broker store (it could replace the broker's own
 files), never replaces an existing file unless asked (``overwrite``), and lands atomically (a
@@ -101,40 +102,47 @@ def load_plan_file(path: Path) -> PlanFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise _bad_plan(path, f"unreadable ({exc})") from None
     suffix = path.suffix.lower()
-    raw_rows: list[Mapping]
     if suffix == ".json":
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise _bad_plan(path, f"not JSON ({exc})") from None
-        if (
-            not isinstance(doc, dict)
-            or doc.get("schema") != PLAN_SCHEMA
-            or not isinstance(doc.get("rows"), list)
-        ):
-            raise _bad_plan(path, f"not a {PLAN_SCHEMA} document")
-        group = doc.get("group")
-        raw_rows = doc["rows"]
-        default_topic = doc.get("topic")
+        group, raw_rows, default_topic = _json_plan(path, text)
     elif suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        missing = {"group", "topic", "brokerName", "queueId", "currentOffset", "targetOffset"} - set(
-            reader.fieldnames or []
-        )
-        if missing:
-            raise _bad_plan(path, f"missing columns {', '.join(sorted(missing))}")
-        raw_rows = list(reader)
-        groups = {r.get("group") for r in raw_rows}
-        if len(groups) != 1:
-            raise _bad_plan(path, "rows must name exactly one group")
-        group = groups.pop()
-        default_topic = None
+        group, raw_rows, default_topic = _csv_plan(path, text)
     else:
         raise _bad_plan(path, "unknown extension")
     if not isinstance(group, str) or not group:
         raise _bad_plan(path, "no group")
     if not raw_rows:
         raise _bad_plan(path, "no rows")
+    return PlanFile(group, _plan_rows(path, raw_rows, default_topic))
+
+
+def _json_plan(path: Path, text: str) -> tuple[object, list[Mapping], object]:
+    """A ``-o json`` / ``--export x.json`` document: its group, raw rows and default topic."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise _bad_plan(path, f"not JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != PLAN_SCHEMA or not isinstance(doc.get("rows"), list):
+        raise _bad_plan(path, f"not a {PLAN_SCHEMA} document")
+    return doc.get("group"), doc["rows"], doc.get("topic")
+
+
+def _csv_plan(path: Path, text: str) -> tuple[object, list[Mapping], object]:
+    """An ``--export x.csv`` file: its one group and raw rows (each row names its topic)."""
+    reader = csv.DictReader(io.StringIO(text))
+    missing = {"group", "topic", "brokerName", "queueId", "currentOffset", "targetOffset"} - set(
+        reader.fieldnames or []
+    )
+    if missing:
+        raise _bad_plan(path, f"missing columns {', '.join(sorted(missing))}")
+    raw_rows: list[Mapping] = list(reader)
+    groups = {r.get("group") for r in raw_rows}
+    if len(groups) != 1:
+        raise _bad_plan(path, "rows must name exactly one group")
+    return groups.pop(), raw_rows, None
+
+
+def _plan_rows(path: Path, raw_rows: list[Mapping], default_topic: object) -> tuple[PlanFileRow, ...]:
+    """Each raw row checked field by field and within bounds; a queue listed twice is refused."""
     rows = []
     seen = set()
     for n, r in enumerate(raw_rows, 1):
@@ -157,7 +165,32 @@ def load_plan_file(path: Path) -> PlanFile:
             raise _bad_plan(path, f"row {n}: queue listed twice")
         seen.add(key)
         rows.append(row)
-    return PlanFile(group, tuple(rows))
+    return tuple(rows)
+
+
+def plan_source(
+    undo: str | None, from_file: Path | None, group: str | None, topic: str | None = None
+) -> tuple[JournalRecord | None, PlanFile | None]:
+    """The journal record (--undo) or plan file (--from-file) the plan comes from, if any; -g and
+    -t, when given, must name what it holds."""
+    record: JournalRecord | None = None
+    plan_file: PlanFile | None = None
+    if undo is not None:
+        from mqctl.ops.journal import read_journal
+
+        record = read_journal(undo.strip())
+        actual, topics = record.group, {c.queue.topic for c in record.changes}
+    elif from_file is not None:
+        plan_file = load_plan_file(from_file)
+        actual, topics = plan_file.group, {r.topic for r in plan_file.rows}
+    else:
+        return None, None
+    what = "journal" if record is not None else "plan"
+    if group and actual and group != actual:
+        raise UsageError(f"-g/--group {group!r} does not match the {what} ({actual!r})")
+    if topic and topics != {topic}:
+        raise UsageError(f"-t/--topic {topic!r} does not match the {what} ({', '.join(sorted(topics))})")
+    return record, plan_file
 
 
 def plan_document(plan: ResetPlan, journal: JournalRecord | None) -> dict:

@@ -112,6 +112,16 @@ def table(
     if multi:
         cols += [Column(_esc(t.topic), "right", kind="number", optional=True) for t in r.topics]
     cols += [Column("Total" if multi else "Count", "right", kind="number"), Column("Queues", kind="text")]
+    rows, styles = _consumer_rows(r, multi)
+    footer = _summary_lines(r)
+    if moves is not None:
+        footer += _move_lines(moves, compare_with)
+    title = "allocateMQ " + ", ".join(t.topic for t in r.topics)
+    write_table(TableSpec(cols, rows, title=_esc(title), footer_lines=footer, row_styles=styles), out)
+
+
+def _consumer_rows(r: AllocationResult, multi: bool) -> tuple[list[Sequence[Any]], list[str | None]]:
+    """One row per consumer (its counts and queues), dim when idle, yellow when the busiest."""
     totals = r.totals
     top = max(totals.values(), default=0)
     rows: list[Sequence[Any]] = []
@@ -133,7 +143,12 @@ def table(
         styles.append(
             "dim" if totals[cid] == 0 else ("yellow" if r.imbalance > 1 and totals[cid] == top else None)
         )
+    return rows, styles
 
+
+def _summary_lines(r: AllocationResult) -> list[str]:
+    """The footer: strategy and order, queues per topic, the imbalance, and what -i got wrong."""
+    totals = r.totals
     n = len(r.clients)
     order = (
         "sorted like a consumer's rebalance" if r.sorted else "mqadmin's order: HashSet queues, -i as given"
@@ -143,7 +158,8 @@ def table(
     if n:
         even = 0 if r.queue_count % n == 0 else 1
         footer.append(
-            f"Imbalance: {r.imbalance} (max {top}, min {min(totals.values())} queues per consumer; "
+            f"Imbalance: {r.imbalance} (max {max(totals.values(), default=0)}, "
+            f"min {min(totals.values())} queues per consumer; "
             f"an even split of {r.queue_count} queues would differ by at most {even})"
         )
     cid_all = r.topics[0].cid_all if r.topics else ()
@@ -159,17 +175,20 @@ def table(
                 f"[yellow]{_esc(t.topic)}: {len(t.unassigned)} queue(s) assigned to nobody "
                 f"({_esc(compact_queues(t.unassigned))})[/yellow]"
             )
-    if moves is not None:
-        footer.append(f"\nMoves when the consumers become {_esc(','.join(compare_with or []))}: {len(moves)}")
-        for m in moves:
-            before = ",".join(m.before) or "nobody"
-            after = ",".join(m.after) or "nobody"
-            footer.append(
-                f"  {_esc(m.queue.topic)} {_esc(m.queue.broker_name)}:{m.queue.queue_id}  "
-                f"{_esc(before)} -> {_esc(after)}"
-            )
-    title = "allocateMQ " + ", ".join(t.topic for t in r.topics)
-    write_table(TableSpec(cols, rows, title=_esc(title), footer_lines=footer, row_styles=styles), out)
+    return footer
+
+
+def _move_lines(moves: Sequence[Move], compare_with: Sequence[str] | None) -> list[str]:
+    """``--compare-with``: how many queues change hands, and each one's before and after."""
+    lines = [f"\nMoves when the consumers become {_esc(','.join(compare_with or []))}: {len(moves)}"]
+    for m in moves:
+        before = ",".join(m.before) or "nobody"
+        after = ",".join(m.after) or "nobody"
+        lines.append(
+            f"  {_esc(m.queue.topic)} {_esc(m.queue.broker_name)}:{m.queue.queue_id}  "
+            f"{_esc(before)} -> {_esc(after)}"
+        )
+    return lines
 
 
 # --- allocateMQ -g: the rebalance diff ----------------------------------------------------------

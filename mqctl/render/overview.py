@@ -113,8 +113,6 @@ def groups_csv_rows(groups: list[GroupSummary]) -> list[list]:
 
 
 def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> None:
-    from mqctl.model import FOUND_RETRY_TOPIC, version_name
-    from mqctl.render.plain import format_duration_ms
     from mqctl.render.table import Column, TableSpec, write_table
 
     live = any(g.clients is not None for g in groups)
@@ -131,25 +129,47 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
         Column("Topics", kind="text", optional=True),
         Column("Brokers", kind="text", optional=True),
     ]
-    rows, styles = [], []
-    for g in groups:
-        name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
-        name += " (POP)" if g.consume_type == "CONSUME_POP" else ""
-        name += " (broadcast)" if g.offsets_on_clients else ""
-        lag_time = UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-"
-        version = version_name(g.version) if g.version is not None else "-"
-        rows.append(
-            [
-                name,
-                *([g.clients, version] if live else []),
-                bcg.ON_CLIENTS if bcg.unknown(g) else g.diff_total,
-                bcg.ON_CLIENTS if bcg.unknown(g) else lag_time,
-                *([f"{g.tps or 0.0:.2f}"] if live else []),
-                ", ".join(g.topics),
-                ", ".join(g.brokers),
-            ]
-        )
-        styles.append(lag_style(g.diff_total, g.max_lag_ms))
+    rows = [_group_row(g, live) for g in groups]
+    styles = [lag_style(g.diff_total, g.max_lag_ms) for g in groups]
+    write_table(
+        TableSpec(
+            cols,
+            rows,
+            title="consumer groups",
+            footer_lines=_groups_footer(groups, sort, live),
+            row_styles=styles,
+            legend=LEGEND if any(styles) else None,
+        ),
+        out,
+    )
+
+
+def _group_row(g: GroupSummary, live: bool) -> list:
+    """One group's cells; a name marked ``*`` has no retry topic, ``(POP)`` is popped by a proxy,
+    ``(broadcast)`` keeps its offsets on its clients."""
+    from mqctl.model import FOUND_RETRY_TOPIC, version_name
+    from mqctl.render.plain import format_duration_ms
+
+    name = g.group if FOUND_RETRY_TOPIC in g.found_in else f"{g.group} *"
+    name += " (POP)" if g.consume_type == "CONSUME_POP" else ""
+    name += " (broadcast)" if g.offsets_on_clients else ""
+    lag_time = UNKNOWN if g.time_unknown else format_duration_ms(g.max_lag_ms) if g.max_lag_ms else "-"
+    version = version_name(g.version) if g.version is not None else "-"
+    return [
+        name,
+        *([g.clients, version] if live else []),
+        bcg.ON_CLIENTS if bcg.unknown(g) else g.diff_total,
+        bcg.ON_CLIENTS if bcg.unknown(g) else lag_time,
+        *([f"{g.tps or 0.0:.2f}"] if live else []),
+        ", ".join(g.topics),
+        ", ".join(g.brokers),
+    ]
+
+
+def _groups_footer(groups: list[GroupSummary], sort: str, live: bool) -> list[str]:
+    """The total, the order, and what the marks and missing columns mean."""
+    from mqctl.model import FOUND_RETRY_TOPIC
+
     total = sum(g.diff_total for g in groups)
     order = {"lag": "largest lag first", "name": "by name", "mqadmin": "in mqadmin's order"}[sort]
     footer = [f"\n{len(groups)} group(s), diff total {total} ({order}; --sort lag|name|mqadmin)"]
@@ -166,14 +186,4 @@ def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> 
         footer.append(
             "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
         )
-    write_table(
-        TableSpec(
-            cols,
-            rows,
-            title="consumer groups",
-            footer_lines=footer,
-            row_styles=styles,
-            legend=LEGEND if any(styles) else None,
-        ),
-        out,
-    )
+    return footer

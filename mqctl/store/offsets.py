@@ -248,6 +248,22 @@ def load_config_file(
     ``limit`` bounds the bytes read.
     """
     bak = path.with_name(path.name + ".bak")
+    outcome = _read_main_file(path, bak, decode, retries, retry_delay, sleep, limit)
+    if isinstance(outcome, LoadedConfig):
+        return outcome
+    return _fall_back_to_bak(path, bak, outcome, decode, owner, limit)
+
+
+def _read_main_file(
+    path: Path,
+    bak: Path,
+    decode: Callable[[bytes, str], T],
+    retries: int,
+    retry_delay: float,
+    sleep: Callable[[float], None],
+    limit: int | None,
+) -> LoadedConfig[T] | str:
+    """The main file decoded, re-read while it may be mid-rewrite; else why it was not usable."""
     reason = ""
     for attempt in range(retries + 1):
         try:
@@ -255,8 +271,7 @@ def load_config_file(
         except ConfigUnreadable as exc:
             # Not a regular file, or too big: the broker's file2String reads such a file as empty
             # (a device's length is 0) or fails (>= 2 GiB); either way it loads the .bak.
-            reason = f"unreadable ({exc.why})"
-            break
+            return f"unreadable ({exc.why})"
         if data is None:
             reason = "missing"
             if not _exists(bak):
@@ -270,7 +285,18 @@ def load_config_file(
                 reason = f"unparsable ({exc.message})"
         if attempt < retries:
             sleep(retry_delay)
+    return reason
 
+
+def _fall_back_to_bak(
+    path: Path,
+    bak: Path,
+    reason: str,
+    decode: Callable[[bytes, str], T],
+    owner: str,
+    limit: int | None,
+) -> LoadedConfig[T]:
+    """The broker's fallback once the main file gave ``reason``: the ``.bak``, else empty."""
     bak_data = read_config_bytes(bak, limit)
     if bak_data is None or not bak_data.strip():
         state = "missing" if bak_data is None else "empty"

@@ -43,6 +43,27 @@ def find_segments(
     (then it is damage: ``StoreCorruptError`` with that text). Other names are skipped. Missing
     directories hold no segments.
     """
+    found = _segment_files(dirs)
+    if not found:
+        return []
+    starts = sorted(found)
+    try:
+        sizes = [found[s].stat().st_size for s in starts]
+    except OSError as e:
+        raise StoreError(f"cannot read segment {e.filename}: {e.strerror}") from e
+    if sizes[-1] == 0 and empty_last is not None:
+        raise StoreCorruptError(f"segment {found[starts[-1]]} is empty (0 bytes): {empty_last}")
+    if sizes[-1] == 0:
+        starts.pop()
+        sizes.pop()
+        if not starts:
+            return []
+    where = Path(dirs[0]) if len(dirs) == 1 else found[starts[0]].parent
+    return _checked_segments(found, starts, sizes, unit, where, contiguous)
+
+
+def _segment_files(dirs: Sequence[Path]) -> dict[int, Path]:
+    """Every regular file named by 20 digits in ``dirs``, by the start offset its name encodes."""
     found: dict[int, Path] = {}
     for d in dirs:
         try:
@@ -64,22 +85,19 @@ def find_segments(
             if start in found:
                 raise StoreCorruptError(f"segment {name} exists twice: {found[start]} and {path}")
             found[start] = path
-    if not found:
-        return []
-    starts = sorted(found)
-    try:
-        sizes = [found[s].stat().st_size for s in starts]
-    except OSError as e:
-        raise StoreError(f"cannot read segment {e.filename}: {e.strerror}") from e
-    if sizes[-1] == 0 and empty_last is not None:
-        raise StoreCorruptError(f"segment {found[starts[-1]]} is empty (0 bytes): {empty_last}")
-    if sizes[-1] == 0:
-        starts.pop()
-        sizes.pop()
-        if not starts:
-            return []
+    return found
+
+
+def _checked_segments(
+    found: dict[int, Path],
+    starts: list[int],
+    sizes: list[int],
+    unit: int,
+    where: Path,
+    contiguous: bool,
+) -> list[Segment]:
+    """The segments, refused as the broker would: one size, a multiple of ``unit``, aligned."""
     size = sizes[0]
-    where = Path(dirs[0]) if len(dirs) == 1 else found[starts[0]].parent
     if size == 0 or size % unit:
         raise StoreCorruptError(
             f"segment {found[starts[0]].name} in {where} is {size} bytes, not a positive multiple of {unit}"
