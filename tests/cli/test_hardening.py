@@ -195,13 +195,18 @@ COMMANDS = [
     (
         "progress-group-gate",
         ["consumerProgress", "-g", "G", "--max-lag", "0", "-o", "json"],
-        {OFFSETS, TOPICS},
+        {OFFSETS, TOPICS, GROUPS},
     ),
-    ("progress-unknown-group", ["consumerProgress", "-g", "NoSuch"], {OFFSETS, GROUPS}),
-    ("progress-overview", ["consumerProgress", "-o", "json"], {OFFSETS, TOPICS}),
-    ("progress-overview-gate", ["consumerProgress", "--max-lag", "1000000"], {OFFSETS, TOPICS}),
-    ("reset-dry-run", ["resetOffsetByTime", "-g", "G", "-t", "T", "-s", "now"], {OFFSETS, TOPICS}),
-    ("reset-unknown-group", ["resetOffsetByTime", "-g", "NoSuch", "-t", "T", "-s", "now"], {OFFSETS, GROUPS}),
+    ("progress-unknown-group", ["consumerProgress", "-g", "NoSuch"], {OFFSETS, TOPICS, GROUPS}),
+    ("progress-overview", ["consumerProgress", "-o", "json"], {OFFSETS, TOPICS, GROUPS}),
+    ("progress-overview-gate", ["consumerProgress", "--max-lag", "1000000"], {OFFSETS, TOPICS, GROUPS}),
+    ("reset-dry-run", ["resetOffsetByTime", "-g", "G", "-t", "T", "-s", "now"], {OFFSETS, TOPICS, GROUPS}),
+    (
+        "reset-unknown-group",
+        ["resetOffsetByTime", "-g", "NoSuch", "-t", "T", "-s", "now"],
+        {OFFSETS, TOPICS, GROUPS},
+    ),
+    # allocateMQ -i needs only the topic's queues: a damaged offsets or group file does not stop it
     ("allocate", ["allocateMQ", "-t", "T", "-i", "a,b"], {TOPICS}),
 ]
 
@@ -209,12 +214,13 @@ COMMANDS = [
 @pytest.mark.parametrize(("fcase", "name", "data"), CORRUPT_FILES, ids=[c[0] for c in CORRUPT_FILES])
 @pytest.mark.parametrize(("ccase", "args", "reads"), COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_unparsable_file_is_exit_6_naming_it(tmp_path, fcase, name, data, ccase, args, reads) -> None:  # type: ignore[no-untyped-def]
-    if name not in reads:
-        pytest.skip(f"{ccase} does not need {name}")
     stores = build_stores(tmp_path / "stores")
     (stores["broker-a"] / "config" / name).write_bytes(data)
     (stores["broker-a"] / "config" / f"{name}.bak").unlink(missing_ok=True)  # no usable backup
     r = mqctl(*args, *store_args(stores))
+    if name not in reads:  # a file the answer does not rest on: the command answers anyway
+        assert r.exit_code == 0, (fcase, ccase, r.stderr)
+        return
     assert r.exit_code == 6, (fcase, ccase, r.stdout, r.stderr)
     assert name in one_error_line(r.stderr)
     assert r.stdout == ""
