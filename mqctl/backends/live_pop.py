@@ -102,7 +102,16 @@ def pop_checkpoints(
     (QUERY_CONSUME_QUEUE; only units whose tag hash is ck, ack or bAck are kept), then each message
     (VIEW_MESSAGE_BY_ID, once per command: ``cache`` keeps them, a message never changes)."""
     from mqctl.model import java_string_hash
-    from mqctl.model.pop import ACK_TAG, BATCH_ACK_TAG, CK_TAG, TIMER_TOPIC, PopAck, PopCheckpoint, PopWheel
+    from mqctl.model.pop import (
+        ACK_TAG,
+        BATCH_ACK_TAG,
+        CK_TAG,
+        REVIVE_TOPIC_PREFIX,
+        TIMER_TOPIC,
+        PopAck,
+        PopCheckpoint,
+        PopWheel,
+    )
     from mqctl.remoting.frame import ext_int
 
     wheel = {"topic": TIMER_TOPIC, "queueId": 0}
@@ -123,9 +132,15 @@ def pop_checkpoints(
             start, capped = end - limit, [*capped, b]
         wanted += [(b, phys) for phys in _units(backend, b, start, end, hashes)]
     todo = [w for w in dict.fromkeys(wanted) if w not in cache]
+    # The topic a view names is the message's real one: a 5.5 broker refuses a timer-wheel entry
+    # asked as rmq_sys_wheel_timer ("The topic does not match the message": it compares REAL_TOPIC,
+    # QueryMessageProcessor.matchesRequestTopic); a POP checkpoint's or ack's is the revive topic of
+    # its broker's cluster. Older brokers do not compare.
+    revive = {bd.broker_name: REVIVE_TOPIC_PREFIX + bd.cluster for bd in backend.net.brokers()}
     for part in (todo[i : i + _ROUND] for i in range(0, len(todo), _ROUND)):
         reqs: list[Request] = [
-            (b, RequestCode.VIEW_MESSAGE_BY_ID, {"topic": TIMER_TOPIC, "offset": phys}) for b, phys in part
+            (b, RequestCode.VIEW_MESSAGE_BY_ID, {"topic": revive.get(b, TIMER_TOPIC), "offset": phys})
+            for b, phys in part
         ]
         for (b, phys), r in zip(part, backend.ask(reqs)):
             body = backend.net.ok(r, backend.net.broker_addr(b), RequestCode.VIEW_MESSAGE_BY_ID).body
