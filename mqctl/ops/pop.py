@@ -135,6 +135,14 @@ def view(
     info = detect(backend, group, stats)
     if info is None:
         return None
+    return view_of(backend, info, stats, topic, now_ms)
+
+
+def view_of(
+    backend: Backend, info: PopGroup, stats: ConsumeStats, topic: str | None = None, now_ms: int | None = None
+) -> PopView:
+    """``view`` for a group already recognised as POP (``info``); in flight only with ``now_ms``."""
+    group = info.group
     retry = {r.name for r in info.retry_topics if topic is None or r.topic == topic}
     waiting = sum(
         max(q.broker_offset - q.consumer_offset, 0)

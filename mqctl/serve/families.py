@@ -119,7 +119,7 @@ SPECS: dict[str, tuple[str, str, Any, bool]] = {
     ),
     "g_unsupported": (
         "mqctl_group_unsupported",
-        "A group mqctl does not measure (broadcast: offsets kept by each client; pop): no lag series for it.",
+        "A group mqctl does not measure (broadcast: offsets kept by each client): no lag series for it.",
         ["group", "reason"],
         False,
     ),
@@ -178,7 +178,7 @@ def _queue_rows(f: _Families, g: GroupTick) -> tuple[int, int, int, int]:
         f.q_broker.add_metric(labels, r.broker_offset)
         if r.min_offset is not None:
             f.q_min.add_metric(labels, r.min_offset)
-        if g.members is not None:
+        if g.members is not None and not g.tick.progress.inflight_unknown:  # POP: not read, unknown
             f.q_inflight.add_metric(labels, r.inflight)
         f.q_status.add_metric(labels, {s: s == w.status for s in STATUSES})
         if q in g.filtered:

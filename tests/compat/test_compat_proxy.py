@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import versions
-from compat_harness import LOG_DIR, RocketMQ, parse_consumer_progress
+from compat_harness import LOG_DIR, REPO, RocketMQ, parse_consumer_progress
 from matrix_proxy import GrpcEvent, GrpcRun, Proxy, enable_pop
 
 pytestmark = pytest.mark.compat
@@ -336,6 +337,43 @@ def _stuck(cluster: RocketMQ, cap: Captures, first: GrpcEvent, fidelity) -> None
         (first.msg_id, STUCK_KEY),
     )
     assert (message.get("uniqKey"), message.get("keys")) == (first.msg_id, STUCK_KEY), message
+    _exporter_stuck(cluster, cap, first, fidelity)
+
+
+def _exporter_stuck(cluster: RocketMQ, cap: Captures, first: GrpcEvent, fidelity) -> None:  # type: ignore[no-untyped-def]
+    """mqctl exporter judges the POP group as --watch does: its first round says STUCK on the
+    retry queue, and serves the group's lag with no in-flight series (a round does not read it)."""
+    import urllib.request
+
+    cmd = [sys.executable, "-m", "mqctl", "exporter", "-n", cluster.namesrv_addr, "--listen", "127.0.0.1:0"]
+    p = subprocess.Popen([*cmd, "--interval", "2"], stderr=subprocess.PIPE, text=True, cwd=REPO)
+    body = ""
+    try:
+        line = ""
+        while "serving " not in line:
+            line = p.stderr.readline()  # type: ignore[union-attr]
+            assert line, "the exporter ended before serving"
+        url = line.split("serving ", 1)[1].split(" ", 1)[0]
+        deadline = time.monotonic() + 60
+        while f'group="{GROUP}"' not in body and time.monotonic() < deadline:
+            time.sleep(0.5)
+            with urllib.request.urlopen(url, timeout=20) as r:
+                body = r.read().decode()
+    finally:
+        p.terminate()
+        p.wait(10)
+    (LOG_DIR / cluster.version.name / "pop-captures").mkdir(parents=True, exist_ok=True)
+    (LOG_DIR / cluster.version.name / "pop-captures" / "mqctl-exporter-metrics.txt").write_text(body)
+    labels = (
+        f'broker="{first.broker}",group="{GROUP}",mqctl_queue_status="STUCK",queue_id="0",'
+        f'topic="%RETRY%{GROUP}_{TOPIC}"'
+    )
+    stuck = re.search(r"^mqctl_queue_status\{" + re.escape(labels) + r"\} (\S+)$", body, re.M)
+    fidelity.check("pop: the exporter's round, STUCK on the retry queue", stuck and stuck.group(1), "1.0")
+    assert stuck is not None and stuck.group(1) == "1.0", body[-3000:]
+    assert re.search(rf'^mqctl_group_lag_messages\{{group="{GROUP}"\}} ', body, re.M), body[-3000:]
+    assert not re.search(rf'^mqctl_queue_inflight_messages\{{[^}}]*group="{GROUP}"', body, re.M)
+    assert not re.search(rf'^mqctl_group_unsupported\{{group="{GROUP}"', body, re.M)
 
 
 def _overview(cluster: RocketMQ, cap: Captures) -> None:

@@ -242,3 +242,27 @@ def test_inflight_counted_from_checkpoints_minus_acks() -> None:
     out = io.StringIO()
     render.plain(p, out)
     assert "Consume Inflight Total: 3" in out.getvalue()
+
+
+def test_the_exporter_round_marks_a_pop_retry_queue_stuck_and_leaves_out_its_retry_topic_row() -> None:
+    """The fleet round (mqctl exporter) judges a POP group as --watch does. pop_cluster: TopicPop's
+    lag a1 5 - 3 = 2; RV1 4 - 3 = 1 (retry lag); RV1's copies revived at 40, 55, 70 and 85 s are
+    one message still coming back at 90 s: STUCK on RV1, named. The overview lists RV1 as a group
+    "GroupPop_TopicPop" (mqadmin's reading): no group, left out of the round."""
+    from mqctl.model import MessageQueue, Rules
+    from mqctl.ops.watch.fleet import FleetSampler
+
+    b = pop_cluster()
+    _revived(b, [40_000, 55_000, 70_000, 85_000])
+    rnd = FleetSampler(b, Rules()).take(now_ms=90_000)
+    assert [g.group for g in rnd.groups] == [G]
+    (g,) = rnd.groups
+    assert g.unsupported is None and g.tick is not None
+    rq = MessageQueue(RV1, A, 0)
+    status = {w.point.queue: w.status for w in g.tick.view.queues}
+    assert status[rq] == "STUCK" and g.tick.view.status == "STUCK"
+    assert all(s == "OK" for q, s in status.items() if q != rq)
+    assert g.tick.stuck[rq].message is not None and g.tick.stuck[rq].message.unique_key == "UNIQ-1"
+    lags = {(r.topic, r.broker_name, r.queue_id): r.lag for r in g.tick.progress.rows}
+    assert lags == {(T, A, 0): 0, (T, A, 1): 2, (T, B, 0): 0, (RV1, A, 0): 1}
+    assert g.tick.progress.inflight_unknown

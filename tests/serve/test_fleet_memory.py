@@ -1,5 +1,5 @@
-"""The fleet sampler and the families on the in-memory backend: broadcast and POP groups get one
-explicit unsupported series and no numbers, filtered lag kept exact round after round while only
+"""The fleet sampler and the families on the in-memory backend: broadcast groups get one explicit
+unsupported series and no numbers, POP groups their lag without an in-flight series, filtered lag kept exact round after round while only
 the changed entries are read, --max-series, allow/deny regexes, deleted groups disappearing, and
 the thresholds table. Expected values are worked out from the cluster set up here."""
 
@@ -63,11 +63,23 @@ def text(rnd, shape: Shape = Shape()) -> str:  # type: ignore[no-untyped-def]
     return generate_latest(registry_for(c)).decode()
 
 
-def test_broadcast_and_pop_are_unsupported_never_a_number() -> None:
+def test_broadcast_is_unsupported_never_a_number() -> None:
     out = text(FleetSampler(backend(), Rules()).take(now_ms=10_000))
     assert 'mqctl_group_unsupported{group="Bcast",reason="broadcast"} 1.0' in out
-    assert 'mqctl_group_unsupported{group="Pop",reason="pop"} 1.0' in out
-    assert not re.search(r'^mqctl_(queue|group)_(?!unsupported)\w+\{[^}]*group="(Bcast|Pop)"', out, re.M)
+    assert not re.search(r'^mqctl_(queue|group)_(?!unsupported)\w+\{[^}]*group="Bcast"', out, re.M)
+
+
+def test_a_pop_group_is_measured_without_an_inflight_it_cannot_know() -> None:
+    """Pop's client is CONSUME_POP: its committed offset moves at pop time, so the lag is the
+    messages not popped yet (queue 0: 40 - 0; queue 1: 20, no offset of Pop there, read as 0); in
+    flight (popped, not acknowledged) is not read by a round: no series rather than the pull offsets' 0."""
+    out = text(FleetSampler(backend(), Rules()).take(now_ms=10_000))
+    assert 'mqctl_queue_lag_messages{broker="broker-a",group="Pop",queue_id="0",topic="Orders"} 40.0' in out
+    assert 'mqctl_queue_lag_messages{broker="broker-a",group="Pop",queue_id="1",topic="Orders"} 20.0' in out
+    assert 'mqctl_group_lag_messages{group="Pop"} 60.0' in out
+    assert not re.search(r'^mqctl_queue_inflight_messages\{[^}]*group="Pop"', out, re.M)
+    assert re.search(r'^mqctl_queue_inflight_messages\{[^}]*group="Push"', out, re.M)  # a classic one has it
+    assert 'group="Pop"' not in "".join(line for line in out.splitlines() if "unsupported" in line)
 
 
 def test_filtered_lag_stays_exact_and_reads_only_what_changed() -> None:

@@ -28,10 +28,10 @@ from mqctl.ops.watch.sampler import GroupWindow, Tick
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.model import GroupOverview, MessageQueue, QueueOffset, Rules
+    from mqctl.model.pop import PopView
     from mqctl.ops.watch import filtered
 
 UNSUPPORTED_BROADCAST = "broadcast"  # offsets live in each client (offsets.json), not on the brokers
-UNSUPPORTED_POP = "pop"  # POP consumers: the broker tracks invisible messages, not one committed offset
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,6 @@ def unsupported_reason(ov: GroupOverview) -> str | None:
         return None
     if (conn.message_model or "").upper() == "BROADCASTING":
         return UNSUPPORTED_BROADCAST
-    if (conn.consume_type or "").upper() == "CONSUME_POP":
-        return UNSUPPORTED_POP
     return None
 
 
@@ -166,6 +164,8 @@ class FleetSampler:
         from mqctl.ops import progress
         from mqctl.ops.watch import filtered, rules
 
+        pops, not_groups = self._pop_groups(overviews)
+        overviews = [ov for ov in overviews if ov.ref.name not in not_groups]
         readable = []
         for ov in overviews:
             if ov.stats is not None and unsupported_reason(ov) is None:
@@ -189,12 +189,14 @@ class FleetSampler:
             ov = by_name[name]
             assert ov.stats is not None
             rows, _ = progress.rows_from_stats(self.backend, ov.stats, now, known_times=times)
+            pop_view = pops.get(name)  # in flight not read for it (unknown: no inflight series)
             result = GroupProgress(
                 name,
                 rows,
                 now,
                 consume_tps=ov.stats.consume_tps if live else None,
                 failures=ov.stats.failures,
+                pop=pop_view,
             )
             window = self.windows.get(name)
             if window is None:
@@ -203,11 +205,42 @@ class FleetSampler:
                 )
             notes: list[str] = []
             view, stuck = window.add(rules.sample_from_progress(result, self.backend.kind), notes)
+            if pop_view is not None:  # STUCK shows in its POP retry topic, as in --watch
+                from mqctl.ops.watch.pop import mark_stuck
+
+                view = mark_stuck(self.backend, result, view, stuck, window.pop_reader, notes)
             mine = {q: m for (g, q), m in matches.items() if g == name}
             out.append(
                 GroupTick(name, Tick(view, stuck, result, window.once(notes)), members, None, None, mine)
             )
         return out
+
+    def _pop_groups(self, overviews: Sequence[GroupOverview]) -> tuple[dict[str, PopView], set[str]]:
+        """The POP groups of the round (by a client the brokers list as CONSUME_POP, else as the
+        overview tells them) with their retry queues, and the rows that are no group but a POP
+        retry topic mqadmin lists as one (left out, as the overview leaves them out)."""
+        from mqctl.model.pop import PopGroup
+        from mqctl.ops import pop
+
+        found, bogus = pop.overview_marks(self.backend, overviews)
+        infos: dict[str, PopGroup] = dict(found)
+        for ov in overviews:
+            conn, name = ov.connection, ov.ref.name
+            if conn is None or (conn.consume_type or "").upper() != "CONSUME_POP" or ov.stats is None:
+                continue
+            try:
+                info = pop.detect(self.backend, name, ov.stats)
+            except MqctlError:
+                info = None
+            # its clients say POP: no revived message yet, or the brokers' memory not readable
+            infos[name] = info or PopGroup(name)
+        by_name = {ov.ref.name: ov for ov in overviews}
+        views: dict[str, PopView] = {}
+        for name, info in infos.items():
+            stats = by_name[name].stats
+            if stats is not None and self.only.group(name):
+                views[name] = pop.view_of(self.backend, info, stats)
+        return views, set(bogus)
 
     def _wanted(self, overviews: Iterable[GroupOverview]) -> list[filtered.Want]:
         from mqctl.ops.watch import filtered as f
