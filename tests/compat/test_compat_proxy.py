@@ -111,6 +111,34 @@ def _mqctl(cluster: RocketMQ, cap: Captures, name: str, *args: str) -> subproces
     return cap.keep(name, cluster.mqctl(*args, "-n", cluster.namesrv_addr, stores=[]))
 
 
+def _keep_wheel(cluster: RocketMQ, cap: Captures, name: str) -> None:
+    """The group's POP checkpoints and acks as mqctl read them from the brokers' timer wheels, with
+    each checkpoint's revive time against now: the facts an in-flight count rests on, kept beside
+    the outputs (the brokers' own record of what was popped and acknowledged)."""
+    code = (
+        "import sys, time\n"
+        "from mqctl.backends.open import open_backend\n"
+        "from mqctl.model import BackendKind, BackendTarget\n"
+        "now = int(time.time() * 1000)\n"
+        "with open_backend(BackendTarget(BackendKind.LIVE, namesrv=sys.argv[1])) as b:\n"
+        "    w = b.pop_checkpoints(sys.argv[2], list(b.broker_names()), now - 30 * 60_000)\n"
+        "print('now', now)\n"
+        "for c in w.checkpoints:\n"
+        "    print('ck', c.broker, c.topic, c.queue_id, c.start_offset, c.offsets, 'pop', c.pop_time,\n"
+        "          'revive', c.revive_time, 'in', c.revive_time - now)\n"
+        "for a in w.acks:\n"
+        "    print('ack', a.broker, a.topic, a.queue_id, a.start_offset, a.offsets, 'pop', a.pop_time)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, cluster.namesrv_addr, GROUP],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    cap.keep(name, proc)
+
+
 def _popped_per_queue(*runs: GrpcRun) -> Counter[tuple[str, int]]:
     """Distinct messages each queue of the topic handed out (retry deliveries not counted)."""
     seen = {(e.broker, e.queue_id, e.offset) for run in runs for e in run.received if not e.retry}
@@ -188,6 +216,8 @@ def test_pop_consumer_through_proxy(
         )
         _connections(cluster, cap, conn.stdout, at_proxy, fidelity)
         second = proxy.grpc_consumer_finish(bg, stop, timeout=120, stop=False)
+        # its last receipt of STUCK_KEY stays in flight (invisible) until 10 s after it came
+        stuck_invisible_until = time.monotonic() + 10
     finally:
         if bg.poll() is None:
             stop.touch()
@@ -244,6 +274,9 @@ def test_pop_consumer_through_proxy(
     assert doc["pop"]["inflight"] is not None, doc["pop"]
     assert doc["pop"]["waiting"] == 0 and doc["pop"]["retryTopics"] == [retry_v1], doc["pop"]
     _overview(cluster, cap)
+    # The stopped consumer's last copy of STUCK_KEY is in flight until its invisible time ends
+    # (a run counted it, 4 for 3, when the steps above took under 10 s: the count was right).
+    time.sleep(max(0.0, stuck_invisible_until + 1 - time.monotonic()))
     _inflight(cluster, proxy, cap, fidelity, tmp_path)
     alloc = _mqctl(cluster, cap, "mqctl-allocateMQ-g", "allocateMQ", "-t", TOPIC, "-g", GROUP, "-o", "plain")
     assert alloc.returncode == 7 and "POP has no client-side allocation" in alloc.stderr, alloc.stderr
@@ -592,5 +625,6 @@ def _inflight(cluster: RocketMQ, proxy: Proxy, cap: Captures, fidelity, tmp_path
     fidelity.check(
         "pop: in flight per queue = messages the client holds unacknowledged", dict(ours), dict(theirs)
     )
+    _keep_wheel(cluster, cap, "mqctl-timer-wheel-inflight")
     assert doc["pop"]["inflight"] == 3 and ours == theirs, (doc["pop"], doc["rows"])
     assert doc["pop"]["waiting"] == 0  # the committed offsets moved at pop time
