@@ -6,16 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from mqctl.cli.blocks import Flag, block
 from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
-
-if TYPE_CHECKING:
-    from mqctl.model import Target
+from mqctl.ops.resettarget import Scope
 
 
 def parse_force(value: str) -> bool:
@@ -158,19 +156,6 @@ def lock_timeout_seconds(value: float) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise UsageError(f"--lock-timeout {value}: expected a number of seconds, 0 or more")
     return value
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What the target flags name: the target, mqadmin's -s text and millis (plain's header), the
-    broker and queue of -b/-q (None: every one), and what the first line says about that scope."""
-
-    target: Target
-    ts_text: str
-    ts_long: int
-    broker: str | None
-    queue: int | None
-    note: str | None
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,26 @@ text and millis for the plain header.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
     from mqctl.model import Target
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the target flags name: the target, mqadmin's -s text and millis (plain's header), the
+    broker and queue of -b/-q (None: every one), and what the first line says about that scope."""
+
+    target: Target
+    ts_text: str
+    ts_long: int
+    broker: str | None
+    queue: int | None
+    note: str | None
 
 
 def int_opt(value: str | None, flag: str) -> int | None:
