@@ -106,7 +106,7 @@ def _regex(flag: str, text: str | None) -> re.Pattern[str] | None:
 
 
 def _interval(text: str) -> float:
-    from mqctl.cli.progress_watch import interval_s
+    from mqctl.ops.watch.modes import interval_s
 
     try:
         return interval_s(text)

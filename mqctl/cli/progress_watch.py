@@ -176,27 +176,9 @@ def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool
 
 
 def max_status(f: WatchFlags) -> str | None:
-    if f.max_status is None:
-        return None
-    from mqctl.ops.watch.rules import parse_status
+    from mqctl.ops.watch.modes import max_status as parse
 
-    try:
-        return parse_status(f.max_status)
-    except ValueError as e:
-        raise UsageError(f"--max-status: {e}") from None
-
-
-def interval_s(text: str) -> float:
-    """--watch's value: seconds ('2', '0.5') or a duration ('500ms', '1m')."""
-    try:
-        secs = float(text)
-    except ValueError:
-        from mqctl.ops.timeparse import parse_duration_ms
-
-        secs = parse_duration_ms(text) / 1000
-    if not secs > 0 or secs > 86_400:
-        raise UsageError(f"--watch {text}: expected a positive number of seconds (at most a day)")
-    return secs
+    return parse(f.max_status)
 
 
 def rules_of(f: WatchFlags) -> Rules:
@@ -235,28 +217,16 @@ def _warn_all(lines: Sequence[str]) -> None:
         warn(line)
 
 
-# --- the one-shot read with --history (cron) ---------------------------------------------------
-
-
-def history_path(f: WatchFlags, protected: Sequence[Path]) -> Path | None:
-    """--history's file, refused inside a store (checked before anything is read)."""
-    if f.history is None:
-        return None
-    from mqctl.ops.watch.history import check_history_path
-
-    return check_history_path(f.history, protected)
-
-
 # --- --status-from -------------------------------------------------------------------------------
 
 
 def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) -> None:
-    from mqctl.ops.watch import codec, history, rules
+    from mqctl.ops.watch import codec, modes, rules
     from mqctl.render import watch as render
 
     fmt = _format(output, "--status-from")
     assert f.status_from is not None
-    view, warnings = history.judge(Path(f.status_from).expanduser(), group, topic, rules_of(f))
+    view, warnings = modes.status_from(f.status_from, group, topic, rules_of(f))
     _warn_all(warnings)
     if fmt is OutputFormat.json:
         sys.stdout.write(codec.sample_line(view) + "\n")
@@ -272,22 +242,13 @@ def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) ->
 def why(
     f: WatchFlags, group: str, topic: str | None, output: Output, cluster: Cluster, now_ms: int | None
 ) -> None:
-    from mqctl.ops.watch import codec
-    from mqctl.ops.watch import why as ops_why
-    from mqctl.ops.watch.rules import parse_queue_ref
+    from mqctl.ops.watch import codec, modes
     from mqctl.render import watch as render
 
     assert f.why is not None
-    try:
-        q_topic, broker, qid = parse_queue_ref(f.why)
-    except ValueError as e:
-        raise UsageError(f"--why: {e}") from None
-    if q_topic and topic and q_topic != topic:
-        raise UsageError(f"--why names topic {q_topic} but -t says {topic}")
-    with cluster.open() as backend:
-        ref = (q_topic or topic, broker, qid)
-        stuck = ops_why.explain(backend, group, ref, now_ms=now_ms, retry_scan=f.retry_scan)
-        _warn_all([str(w) for w in backend.take_warnings()])
+    ref = modes.queue_ref(f.why, topic)
+    stuck, warnings = modes.why(cluster.open(), group, ref, now_ms=now_ms, retry_scan=f.retry_scan)
+    _warn_all(warnings)
     if output.requested is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
@@ -312,28 +273,25 @@ def watch(
 ) -> None:
     """``client_files``: a broadcasting group's clients' offsets.json (--client-offsets): one
     window per client."""
+    from mqctl.ops.progressrun import history_path
+    from mqctl.ops.watch import modes
     from mqctl.ops.watch import sampler as ops
-    from mqctl.ops.watch.history import read_history
 
     assert f.watch is not None
-    interval, limit, fmt, rules = interval_s(f.watch), max_status(f), _format(output, "--watch"), rules_of(f)
+    interval, limit, fmt = modes.interval_s(f.watch), max_status(f), _format(output, "--watch")
     with cluster.open() as backend:
-        path = history_path(f, backend.protected_paths())
-        sampler: Any
-        if client_files:
-            from mqctl.ops.watch.broadcast import BroadcastSampler
-
-            sampler = BroadcastSampler(
-                backend, group, topic, rules, client_files, retry_scan=f.retry_scan, history=path
-            )
-            if stale_after_ms is not None:
-                sampler.stale_after_ms = stale_after_ms
-        else:
-            seed: list[Any] = []
-            if path is not None:
-                seed, warnings = read_history(path, group, topic, rules.window * 3)
-                _warn_all(warnings)
-            sampler = ops.GroupSampler(backend, group, topic, rules, retry_scan=f.retry_scan, seed=seed)
+        path = history_path(f.history, backend.protected_paths())
+        sampler, warnings = modes.sampler(
+            backend,
+            group,
+            topic,
+            rules_of(f),
+            retry_scan=f.retry_scan,
+            history=path,
+            client_files=client_files,
+            stale_after_ms=stale_after_ms,
+        )
+        _warn_all(warnings)
         times = ops.ticks(interval, f.samples, now_ms)
         if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
             _live(sampler, times, group, path, limit)
