@@ -145,15 +145,9 @@ def consumer_progress(
     if over_time.any:
         progress_watch.check_flags(over_time, group, tags=tags is not None, client_ip=ip, gates=gates.any)
     progress_broadcast.check_flags(bcast, group, client_ip=ip, over_time=over_time)
-    if over_time.status_from:
+    if over_time.takes_over:  # --status-from, --watch or --why
         assert group is not None
-        return progress_watch.status_from(over_time, group, topic, out)
-    if over_time.why or over_time.watch is not None:
-        assert group is not None
-        if over_time.watch is not None:
-            files, stale = bcast.client_offsets or [], bcast.stale_after_ms
-            return progress_watch.watch(over_time, group, topic, out, cluster, now_ms, files, stale)
-        return progress_watch.why(over_time, group, topic, out, cluster, now_ms)
+        return progress_watch.run(over_time, group, topic, out, cluster, now_ms, bcast)
     if group is None:
         return _overview(cluster, gates, out, sort, now_ms, bcast)
     from mqctl.ops.progressrun import Query

@@ -220,6 +220,25 @@ def _warn_all(lines: Sequence[str]) -> None:
 # --- --status-from -------------------------------------------------------------------------------
 
 
+def run(
+    f: WatchFlags,
+    group: str,
+    topic: str | None,
+    output: Output,
+    cluster: Cluster,
+    now_ms: int | None,
+    bcast: Any,
+) -> None:
+    """The mode the over-time flags take the command over with: --status-from, --watch (per client
+    with ``bcast``'s --client-offsets) or --why."""
+    if f.status_from:
+        return status_from(f, group, topic, output)
+    if f.watch is not None:
+        files, stale = bcast.client_offsets or [], bcast.stale_after_ms
+        return watch(f, group, topic, output, cluster, now_ms, files, stale)
+    return why(f, group, topic, output, cluster, now_ms)
+
+
 def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) -> None:
     from mqctl.ops.watch import codec, modes, rules
     from mqctl.render import watch as render
