@@ -1,9 +1,10 @@
 """consumerProgress over time: --watch, --history, --status-from, --max-status and --why.
 
-The flags (one block, defined here) and the three modes they select, each one ops/watch entry
-point and its drawing: --watch (``ops.watch.sampler`` on one kept backend; a live table on a
-terminal, JSON lines on a pipe), --status-from (``history.judge``) and --why (``why.explain``).
-The one-shot read with --history is cli/progress.py's, recorded by ``history.record``.
+The flags (one block, defined here), their combination checks, and the drawing of the three modes
+they select, each one ``ops.watch.modes`` entry point: --watch (``modes.sampler`` on one kept
+backend, run by ``ops.watch.sampler.run``; a live table on a terminal, JSON lines on a pipe),
+--status-from (``modes.status_from``) and --why (``modes.why``). The one-shot read with --history
+is ``ops.progressrun``'s.
 """
 
 from __future__ import annotations
