@@ -59,17 +59,6 @@ class ClientReset:
     undo: str | None
 
 
-def _persist_ms(text: str | None, default: int) -> int:
-    if text is None:
-        return default
-    from mqctl.ops.timeparse import parse_duration_ms
-
-    ms = parse_duration_ms(text)
-    if ms <= 0:
-        raise UsageError(f"--persist-interval {text}: expected a positive duration")
-    return ms
-
-
 def reset_clients(
     req: ClientReset, cluster: Cluster, out: Output, opener: Callable[..., Any], plan_files: tuple[Any, Any]
 ) -> None:
@@ -88,7 +77,7 @@ def reset_clients(
         raise UsageError(f"-g/--group {req.group!r} does not match the journal ({record.group!r})")
     if record is None and (not req.group or not req.topic):
         raise UsageError("-g/--group and -t/--topic are required")
-    persist_ms = _persist_ms(
+    persist_ms = ops.persist_interval_ms(
         req.persist_interval, record.persist_interval_ms if record else ops.PERSIST_INTERVAL_MS
     )
     from mqctl.ops.resetrun import ClientsReset, run_clients
