@@ -1,7 +1,7 @@
 """consumerProgress over time: --watch, --history, --status-from, --max-status and --why.
 
 The flags (one block, defined here), their combination checks, and the drawing of the three modes
-they select, each one ``ops.watch.modes`` entry point: --watch (``modes.sampler`` on one kept
+they select, each one ``ops.watch.modes`` entry point: --watch (``modes.watch`` on one kept
 backend, run by ``ops.watch.sampler.run``; a live table on a terminal, JSON lines on a pipe),
 --status-from (``modes.status_from``) and --why (``modes.why``). The one-shot read with --history
 is ``ops.progressrun``'s.
@@ -293,30 +293,29 @@ def watch(
 ) -> None:
     """``client_files``: a broadcasting group's clients' offsets.json (--client-offsets): one
     window per client."""
-    from mqctl.ops.progressrun import history_path
     from mqctl.ops.watch import modes
-    from mqctl.ops.watch import sampler as ops
+    from mqctl.ops.watch.sampler import run
 
     assert f.watch is not None
     interval, limit, fmt = modes.interval_s(f.watch), max_status(f), _format(output, "--watch")
+    ticks, files = (interval, f.samples, now_ms), client_files
     with cluster.open() as backend:
-        path = history_path(f.history, backend.protected_paths())
-        sampler, warnings = modes.sampler(
+        w = modes.watch(
             backend,
             group,
             topic,
             rules_of(f),
+            history=f.history,
+            ticks=ticks,
             retry_scan=f.retry_scan,
-            history=path,
-            client_files=client_files,
+            client_files=files,
             stale_after_ms=stale_after_ms,
         )
-        _warn_all(warnings)
-        times = ops.ticks(interval, f.samples, now_ms)
+        _warn_all(w.warnings)
         if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
-            _live(sampler, times, group, path, limit)
+            _live(w.sampler, w.times, group, w.history, limit)
         else:
-            ops.run(sampler, times, _pipe_sink(fmt), history=path, max_status=limit)
+            run(w.sampler, w.times, _pipe_sink(fmt), history=w.history, max_status=limit)
 
 
 def _can_redraw() -> bool:

@@ -1,11 +1,12 @@
-"""consumerProgress's over-time modes below the CLI, one entry point each: ``sampler`` (--watch:
+"""consumerProgress's over-time modes below the CLI, one entry point each: ``watch`` (--watch:
 the sampler of one group, or of each client of a broadcasting group, seeded from --history),
 ``why`` (--why) and ``status_from`` (--status-from); and the values of their flags (--watch's
 interval, --max-status, --why's queue). cli/progress_watch.py parses the flags and draws."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,35 +74,50 @@ def why(
         return stuck, [str(w) for w in backend.take_warnings()]
 
 
-def sampler(
+@dataclass(frozen=True)
+class Watch:
+    """What --watch runs (``sampler.run``): the sampler, its sample times, the --history file
+    (checked), and the warnings of reading that history."""
+
+    sampler: Any
+    times: Iterator[int | None]
+    history: Path | None
+    warnings: list[str]
+
+
+def watch(
     backend: Backend,
     group: str,
     topic: str | None,
     rules: Rules,
     *,
+    history: str | None,
+    ticks: tuple[float, int | None, int | None],
     retry_scan: int,
-    history: Path | None,
     client_files: Sequence[Path] = (),
     stale_after_ms: int | None = None,
-) -> tuple[Any, list[str]]:
-    """--watch's sampler on ``backend`` (opened by the caller, kept across samples): one group's
-    ``GroupSampler`` seeded with the --history file's last samples, or with ``client_files`` (a
-    broadcasting group's --client-offsets) a ``BroadcastSampler``, a window per client. Returns it
-    and the warnings of reading the history."""
+) -> Watch:
+    """--watch on ``backend`` (opened by the caller, kept across samples): ``history`` (--history)
+    checked, one group's ``GroupSampler`` seeded with the file's last samples, or with
+    ``client_files`` (a broadcasting group's --client-offsets) a ``BroadcastSampler``, a window per
+    client; ``ticks``: interval (s), samples (None: until stopped), a fake clock's start."""
+    from mqctl.ops.progressrun import history_path
+    from mqctl.ops.watch.sampler import GroupSampler
+    from mqctl.ops.watch.sampler import ticks as times
+
+    path = history_path(history, backend.protected_paths())
     if client_files:
         from mqctl.ops.watch.broadcast import BroadcastSampler
 
-        bs = BroadcastSampler(
-            backend, group, topic, rules, client_files, retry_scan=retry_scan, history=history
-        )
+        bs = BroadcastSampler(backend, group, topic, rules, client_files, retry_scan=retry_scan, history=path)
         if stale_after_ms is not None:
             bs.stale_after_ms = stale_after_ms
-        return bs, []
+        return Watch(bs, times(*ticks), path, [])
     from mqctl.ops.watch.history import read_history
-    from mqctl.ops.watch.sampler import GroupSampler
 
     seed: list[Any] = []
     warnings: list[str] = []
-    if history is not None:
-        seed, warnings = read_history(history, group, topic, rules.window * 3)
-    return GroupSampler(backend, group, topic, rules, retry_scan=retry_scan, seed=seed), warnings
+    if path is not None:
+        seed, warnings = read_history(path, group, topic, rules.window * 3)
+    gs = GroupSampler(backend, group, topic, rules, retry_scan=retry_scan, seed=seed)
+    return Watch(gs, times(*ticks), path, warnings)
