@@ -101,17 +101,26 @@ def pop_checkpoints(
     ``since_ms``: the wheel's range (SEARCH_OFFSET_BY_TIMESTAMP, GET_MAX_OFFSET), its units in pages
     (QUERY_CONSUME_QUEUE; only units whose tag hash is ck, ack or bAck are kept), then each message
     (VIEW_MESSAGE_BY_ID, once per command: ``cache`` keeps them, a message never changes)."""
-    from mqctl.model import java_string_hash
-    from mqctl.model.pop import (
-        ACK_TAG,
-        BATCH_ACK_TAG,
-        CK_TAG,
-        REVIVE_TOPIC_PREFIX,
-        TIMER_TOPIC,
-        PopAck,
-        PopCheckpoint,
-        PopWheel,
+    from mqctl.model.pop import PopAck, PopCheckpoint, PopWheel
+
+    wanted, capped = _wheel_units(backend, brokers, since_ms, limit)
+    _view_entries(backend, cache, [w for w in dict.fromkeys(wanted) if w not in cache])
+    found = [e for w in wanted if (e := cache.get(w)) is not None and e.group == group]
+    return PopWheel(
+        tuple(e for e in found if isinstance(e, PopCheckpoint)),
+        tuple(e for e in found if isinstance(e, PopAck)),
+        tuple((b, since_ms) for b in brokers if b not in capped),
+        tuple(capped),
     )
+
+
+def _wheel_units(
+    backend: LiveRounds, brokers: Sequence[str], since_ms: int, limit: int
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """(broker, commit-log offset) of each ck/ack/bAck unit in the brokers' wheels since
+    ``since_ms``, and the brokers whose range was cut to the last ``limit`` units."""
+    from mqctl.model import java_string_hash
+    from mqctl.model.pop import ACK_TAG, BATCH_ACK_TAG, CK_TAG, TIMER_TOPIC
     from mqctl.remoting.frame import ext_int
 
     wheel = {"topic": TIMER_TOPIC, "queueId": 0}
@@ -131,7 +140,17 @@ def pop_checkpoints(
         if end - start > limit:
             start, capped = end - limit, [*capped, b]
         wanted += [(b, phys) for phys in _units(backend, b, start, end, hashes)]
-    todo = [w for w in dict.fromkeys(wanted) if w not in cache]
+    return wanted, capped
+
+
+def _view_entries(
+    backend: LiveRounds,
+    cache: dict[tuple[str, int], PopCheckpoint | PopAck | None],
+    todo: list[tuple[str, int]],
+) -> None:
+    """Each unit's message viewed (VIEW_MESSAGE_BY_ID, ``_ROUND`` at a time) into ``cache``."""
+    from mqctl.model.pop import REVIVE_TOPIC_PREFIX, TIMER_TOPIC
+
     # The topic a view names is the message's real one: a 5.5 broker refuses a timer-wheel entry
     # asked as rmq_sys_wheel_timer ("The topic does not match the message": it compares REAL_TOPIC,
     # QueryMessageProcessor.matchesRequestTopic); a POP checkpoint's or ack's is the revive topic of
@@ -145,13 +164,6 @@ def pop_checkpoints(
         for (b, phys), r in zip(part, backend.ask(reqs)):
             body = backend.net.ok(r, backend.net.broker_addr(b), RequestCode.VIEW_MESSAGE_BY_ID).body
             cache[(b, phys)] = decode_wheel_entry(body, b) if body else None
-    found = [e for w in wanted if (e := cache.get(w)) is not None and e.group == group]
-    return PopWheel(
-        tuple(e for e in found if isinstance(e, PopCheckpoint)),
-        tuple(e for e in found if isinstance(e, PopAck)),
-        tuple((b, since_ms) for b in brokers if b not in capped),
-        tuple(capped),
-    )
 
 
 def _units(backend: LiveRounds, broker: str, start: int, end: int, hashes: set[int]) -> list[int]:

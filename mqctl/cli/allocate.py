@@ -206,11 +206,8 @@ def _allocate(backend, topics, ips, strat, sort, compare_with, fmt) -> None:  # 
     from mqctl.ops import allocate as ops
     from mqctl.render import allocate as render
 
-    result = ops.allocate_mq(backend, topics, ips, strat, sort=sort)
     other_ips = ops.split_ip_list(compare_with.strip()) if compare_with is not None else None
-    moves = None
-    if other_ips is not None:
-        moves = ops.compare(result, ops.allocate_mq(backend, topics, other_ips, strat, sort=sort))
+    result, moves = ops.allocate_compared(backend, topics, ips, strat, sort=sort, compare_with=other_ips)
     for w in backend.take_warnings():
         warn(str(w))
     if fmt is OutputFormat.plain and moves is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,12 +9,9 @@ import typer
 
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
-from mqctl.errors import NotAvailableError, UsageError
 
 if TYPE_CHECKING:
-    from mqctl.ops.alertrules import AlertConfig
-    from mqctl.ops.watch.fleet import FleetFilter
-    from mqctl.serve.exporter import ExporterOptions
+    pass
 
 HELP = """Serve every consumer group's lag on an HTTP endpoint for Prometheus (/metrics: the text format,
 or OpenMetrics when asked), and push alerts to Alertmanager (--alertmanager URL).
@@ -96,71 +92,6 @@ PrintRulesOpt = Annotated[
 RoundsOpt = Annotated[int | None, typer.Option("--rounds", hidden=True)]
 
 
-def _regex(flag: str, text: str | None) -> re.Pattern[str] | None:
-    if text is None:
-        return None
-    try:
-        return re.compile(text)
-    except re.error as e:
-        raise UsageError(f"{flag} {text!r}: not a regular expression: {e}") from None
-
-
-def _interval(text: str) -> float:
-    from mqctl.cli.progress_watch import interval_s
-
-    try:
-        return interval_s(text)
-    except UsageError:
-        raise UsageError(f"--interval {text}: expected a duration like '15s' or '1m'") from None
-
-
-def _config(cluster: Cluster) -> AlertConfig:
-    """The profile's exporter table (--profile or $MQCTL_PROFILE), else the defaults."""
-    from mqctl.config import profile_section
-    from mqctl.ops.alertrules import parse_config
-
-    if not cluster.profile:
-        return parse_config(None)
-    return parse_config(profile_section(cluster.profile, "exporter"), f"profiles.{cluster.profile}.exporter")
-
-
-def _alertmanager_url(text: str) -> str:
-    from urllib.parse import urlsplit
-
-    url = text.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"--alertmanager {text!r}: expected http(s)://HOST:PORT, e.g. http://127.0.0.1:9093")
-    return url.rstrip("/")
-
-
-def _require_libraries() -> None:
-    missing = []
-    for module, dist in (("prometheus_client", "prometheus-client"), ("httpx", "httpx")):
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(dist)
-    if missing:
-        raise NotAvailableError(
-            f"mqctl exporter needs {' and '.join(missing)}, not installed",
-            "pip install 'mqctl[exporter]'",
-        )
-
-
-def _filter(
-    group_allow: str | None, group_deny: str | None, topic_allow: str | None, topic_deny: str | None
-) -> FleetFilter:
-    from mqctl.ops.watch.fleet import FleetFilter
-
-    return FleetFilter(
-        _regex("--group-allow", group_allow),
-        _regex("--group-deny", group_deny),
-        _regex("--topic-allow", topic_allow),
-        _regex("--topic-deny", topic_deny),
-    )
-
-
 @handle_errors
 @cluster_options(versioned=False, mqadmin_cluster=True)
 def exporter(
@@ -179,61 +110,21 @@ def exporter(
     *,
     cluster: Cluster,
 ) -> None:
-    secs = _interval(interval)
-    _check_sizes(window, max_series, compat)
-    urls = tuple(_alertmanager_url(u) for u in alertmanager or ())
-    only = _filter(group_allow, group_deny, topic_allow, topic_deny)
-    config = _config(cluster)
+    from mqctl.serve import settings as serve
+
+    sizes, filters = (window, max_series, compat), (group_allow, group_deny, topic_allow, topic_deny)
+    s = serve.settings(interval, sizes, alertmanager or [], filters, cluster.profile)
     if print_rules:
         from mqctl.serve.promrules import render
 
-        sys.stdout.write(render(config, secs))
+        sys.stdout.write(render(s.config, s.interval_s))
         return
-    _require_libraries()
+    serve.require_libraries()
     from mqctl.serve.exporter import run
 
-    opts = _run_options(cluster, listen, secs, urls, only, config, window, max_series, compat, rounds)
+    opts = serve.options(s, listen, window, max_series, compat, rounds, cluster.name or "")
     with cluster.open() as backend:
         run(backend, opts, warn=warn, on_ready=lambda url: _ready(url, backend.target().describe()))
-
-
-def _run_options(
-    cluster: Cluster,
-    listen: str,
-    interval_s: float,
-    alertmanagers: tuple[str, ...],
-    only: FleetFilter,
-    config: AlertConfig,
-    window: int,
-    max_series: int,
-    compat: str | None,
-    rounds: int | None,
-) -> ExporterOptions:
-    """The checked flags as one run's options (the serve layer's libraries are installed)."""
-    from mqctl.model import Rules
-    from mqctl.serve.exporter import ExporterOptions
-    from mqctl.serve.families import Shape
-
-    return ExporterOptions(
-        listen=listen,
-        interval_s=interval_s,
-        alertmanagers=alertmanagers,
-        shape=Shape(max_series, compat is not None, cluster.name or ""),
-        only=only,
-        config=config,
-        rules=Rules(window=window),
-        rounds=rounds,
-    )
-
-
-def _check_sizes(window: int, max_series: int, compat: str | None) -> None:
-    """--window, --max-series and --compat: values no run could use."""
-    if window < 2:
-        raise UsageError(f"--window {window}: a window needs at least 2 rounds")
-    if max_series < 1:
-        raise UsageError(f"--max-series {max_series}: expected a positive number")
-    if compat is not None and compat.strip().lower() != "rocketmq-exporter":
-        raise UsageError(f"--compat {compat!r}: the one compatibility offered is 'rocketmq-exporter'")
 
 
 def _ready(url: str, what: str) -> None:

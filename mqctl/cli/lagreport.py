@@ -200,14 +200,14 @@ def lag_report(
     ds = pipeline.Dataset(now, out, dataset_format.value, overwrite, top, history)
     if status:
         summary = pipeline.status_report(
-            _status_history(history, cluster), _window_ms(window), ds, spark, warn
+            _status_history(history, cluster), pipeline.window_ms(window), ds, spark, warn
         )
         return _emit(output, summary, render.status_table, render.status_doc, render.status_csv)
     report, failure = _report(cluster, subscriptions, lag_time, cq_read, ds, spark)
     _emit(output, report, render.report_table, render.report_doc, render.report_csv)
     if failure is not None:
         raise failure
-    _refuse_unknown_times(report.time_unknown)
+    pipeline.check_times_readable(report)
 
 
 def _report(
@@ -234,32 +234,12 @@ def _report(
         return pipeline.live_report(backend, lag_time, ds, spark, warn)
 
 
-def _refuse_unknown_times(time_unknown: int) -> None:
-    """A damaged store: the rows are written, no gate or script passes on them."""
-    if time_unknown:
-        from mqctl.errors import StoreCorruptError
-
-        raise StoreCorruptError(
-            f"store times of {time_unknown} queue row(s) cannot be read: their lagMs is null",
-            "the commit log is damaged there; consumerProgress -g GROUP --store ... names the files",
-        )
-
-
 def _status_history(history: str | None, cluster: Cluster) -> str:
     if history is None:
         raise UsageError("--status needs --history DIR (the dataset lagReport --history runs build)")
     if cluster.store or cluster.namesrv:
         raise UsageError("--status reads only the --history dataset: drop -S/-n")
     return history
-
-
-def _window_ms(window: str) -> int:
-    from mqctl.ops.timeparse import parse_duration_ms
-
-    window_ms = parse_duration_ms(window)
-    if window_ms <= 0:
-        raise UsageError(f"--window {window}: expected a positive duration")
-    return window_ms
 
 
 def _emit(output: Output, summary: Any, table: Any, json_doc: Any, csv: Any) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,6 +16,9 @@ from mqctl.cli.progress_watch import WatchFlags, watch_options
 from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
 from mqctl.render import progress as render
+
+if TYPE_CHECKING:
+    from mqctl.ops.progressrun import Query
 
 HELP = """Query a consumer group's progress: per queue the broker offset (max), the committed consumer
 offset, the diff, and the store time of the last consumed message — the numbers mqadmin prints,
@@ -142,18 +145,14 @@ def consumer_progress(
     if over_time.any:
         progress_watch.check_flags(over_time, group, tags=tags is not None, client_ip=ip, gates=gates.any)
     progress_broadcast.check_flags(bcast, group, client_ip=ip, over_time=over_time)
-    if over_time.status_from:
+    if over_time.takes_over:  # --status-from, --watch or --why
         assert group is not None
-        return progress_watch.status_from(over_time, group, topic, out)
-    if over_time.why or over_time.watch is not None:
-        assert group is not None
-        if over_time.watch is not None:
-            files, stale = bcast.client_offsets or [], bcast.stale_after_ms
-            return progress_watch.watch(over_time, group, topic, out, cluster, now_ms, files, stale)
-        return progress_watch.why(over_time, group, topic, out, cluster, now_ms)
+        return progress_watch.run(over_time, group, topic, out, cluster, now_ms, bcast)
     if group is None:
         return _overview(cluster, gates, out, sort, now_ms, bcast)
-    query = dict(tags=sub, verify_tags=verify_tags, now_ms=now_ms, show_client_ip=ip)
+    from mqctl.ops.progressrun import Query
+
+    query = Query(sub, verify_tags, now_ms, ip)
     if bcast.client_offsets:
         return progress_broadcast.clients(cluster, group, topic, query, gates, over_time, bcast, out)
     return _group(cluster, group, topic, query, gates, over_time, out, bcast.declared)
@@ -163,75 +162,58 @@ def _group(
     cluster: Cluster,
     group: str,
     topic: str | None,
-    query: dict[str, Any],
+    query: Query,
     gates: Any,
     f: WatchFlags,
     out: Output,
     declared: str | None = None,
 ) -> None:
-    """One group: ops.progress.group_progress, recorded to --history when asked, drawn, judged. A
+    """One group: ops.progressrun.read_group (recorded to --history when asked), drawn, judged. A
     broadcasting group (--model, or told by the backend) gets the notice instead (exit 7)."""
     from mqctl.cli.progress_broadcast import notice
     from mqctl.cli.progressbar import DelayedProgress
-    from mqctl.ops import broadcast as bcast
     from mqctl.ops import progress as ops
+    from mqctl.ops.progressrun import read_group
 
-    fmt = out.fmt
-    with cluster.open() as backend, DelayedProgress("scanning") as bar:
-        path = progress_watch.history_path(f, backend.protected_paths())
-        model = bcast.group_model(backend, group, declared) if declared == "BROADCASTING" else None
-        if model is None:
-            # plain is mqadmin's columns only: live, that is one request per broker and no more.
-            detail = fmt is not OutputFormat.plain or backend.kind.reads_files or gates.max_lag_ms is not None
-            result = ops.group_progress(backend, group, topic, on_progress=bar.update, detail=detail, **query)
-            model = None if declared else bcast.group_model(backend, group, None, result.rows)
-        kind = backend.kind
-    if model is not None:
-        return notice(model, group, out, kind)
-    view = None
-    if path is not None:  # --history (cron): recorded even when a broker did not answer (incomplete)
-        from mqctl.ops.watch.history import record
-
-        view, warnings = record(path, result, kind, topic, progress_watch.rules_of(f))
-        for line in warnings:
-            warn(line)
-    _report(result, topic, fmt, query["show_client_ip"], out.headers, kind)
-    ops.verdict(result, gates, view, progress_watch.max_status(f))
+    history = (f.history, progress_watch.rules_of(f)) if f.history is not None else None
+    plain = out.fmt is OutputFormat.plain
+    with DelayedProgress("scanning") as bar:
+        read = read_group(
+            cluster.open(),
+            group,
+            topic,
+            query,
+            gates,
+            plain=plain,
+            declared=declared,
+            history=history,
+            on_progress=bar.update,
+        )
+    if read.model is not None:
+        return notice(read.model, group, out, read.kind)
+    assert read.result is not None
+    for line in read.warnings:
+        warn(line)
+    _report(read.result, topic, out.fmt, query.show_client_ip, out.headers, read.kind)
+    ops.verdict(read.result, gates, read.view, progress_watch.max_status(f))
 
 
 def _overview(
     cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int | None, bcast: BroadcastFlags
 ) -> None:
-    """Without -g: the groups overview (its broadcasting groups said so, judged by their clients'
-    files when given)."""
+    """Without -g: the groups overview (ops.progressrun.read_overview), drawn, judged."""
     from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
-    from mqctl.ops.broadcast_overview import overview as with_broadcast
+    from mqctl.ops.progressrun import read_overview
     from mqctl.render import overview
 
-    with cluster.open() as backend, DelayedProgress("scanning") as bar:
-        # Lag time costs two requests per lagging queue live: only when a gate needs it.
-        lag_time = backend.kind.reads_files or gates.max_lag_ms is not None
-        summaries = ops.all_groups(backend, now_ms=now_ms, on_progress=bar.update, lag_time=lag_time)
-        summaries = with_broadcast(backend, summaries, bcast.client_offsets or (), now_ms=now_ms)
-        for w in backend.take_warnings():
-            warn(str(w))
-        kind = backend.kind
-    for g in summaries:
-        for line in g.notes:
-            warn(f"{g.group}: {line}")
-    above = [g.group for g in summaries if g.queues_above_max]
-    if above:
-        warn(
-            f"{len(above)} group(s) have queues whose committed offset lies above the queue's max "
-            f"(counted as 0 lag): {', '.join(above[:5])}{' ...' if len(above) > 5 else ''}"
+    with DelayedProgress("scanning") as bar:
+        files = bcast.client_offsets or ()
+        summaries, warnings, kind = read_overview(
+            cluster.open(), gates, files, now_ms=now_ms, on_progress=bar.update
         )
-    unjudged = [g.group for g in summaries if g.offsets_on_clients and not g.client_files]
-    if unjudged and gates.any:
-        warn(
-            f"{len(unjudged)} broadcasting group(s) not judged by the gates: their progress lives on their "
-            f"clients (give their files with --client-offsets PATH): {', '.join(unjudged[:5])}"
-        )
+    for line in warnings:
+        warn(line)
     ordered = ops.sort_groups(summaries, sort)
     emit(
         out.fmt,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mqctl.cli.progress_watch import WatchFlags
     from mqctl.model import BackendKind
     from mqctl.model.broadcast import GroupModel
+    from mqctl.ops.progressrun import Query
 
 ClientOffsetsOpt = Annotated[
     list[Path] | None,
@@ -145,49 +146,36 @@ def clients(
     cluster: Cluster,
     group: str,
     topic: str | None,
-    query: dict[str, Any],
+    query: Query,
     gates: Any,
     f: WatchFlags,
     bcast: BroadcastFlags,
     out: Output,
 ) -> None:
-    """--client-offsets: every client's rows, recorded per client to --history, drawn, judged."""
+    """--client-offsets: every client's rows (ops.progressrun.read_clients, recorded per client to
+    --history), drawn, judged."""
     from mqctl.cli import progress_watch
     from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import broadcast as ops
+    from mqctl.ops.progressrun import read_clients
 
     assert bcast.client_offsets
-    with cluster.open() as backend, DelayedProgress("scanning") as bar:
-        path = progress_watch.history_path(f, backend.protected_paths())
-        result = ops.from_files(
-            backend,
+    history = (f.history, progress_watch.rules_of(f)) if f.history is not None else None
+    with DelayedProgress("scanning") as bar:
+        read = read_clients(
+            cluster.open(),
             group,
             bcast.client_offsets,
             topic,
-            tags=query["tags"],
-            verify_tags=query["verify_tags"],
-            now_ms=query["now_ms"],
+            query,
             stale_after_ms=bcast.stale_after_ms,
+            history=history,
             on_progress=bar.update,
         )
-        kind = backend.kind
-    views = _record(path, result, kind, topic, f) if path is not None else []
-    _draw(result, out, kind)
-    ops.verdict(result, gates, views, progress_watch.max_status(f))
-
-
-def _record(path: Path, result: Any, kind: BackendKind, topic: str | None, f: WatchFlags) -> list[Any]:
-    """--history from a one-shot read: each client's sample judged with its own last window."""
-    from mqctl.cli.progress_watch import rules_of
-    from mqctl.ops.watch.history import record
-
-    views = []
-    for cp in result.clients:
-        view, warnings = record(path, cp.progress, kind, topic, rules_of(f), client=cp.client.label)
-        for line in warnings:
-            warn(line)
-        views.append(view)
-    return views
+    for line in read.warnings:
+        warn(line)
+    _draw(read.result, out, read.kind)
+    ops.verdict(read.result, gates, read.views, progress_watch.max_status(f))
 
 
 def _draw(result: Any, out: Output, kind: BackendKind) -> None:

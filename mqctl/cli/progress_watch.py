@@ -1,9 +1,10 @@
 """consumerProgress over time: --watch, --history, --status-from, --max-status and --why.
 
-The flags (one block, defined here) and the three modes they select, each one ops/watch entry
-point and its drawing: --watch (``ops.watch.sampler`` on one kept backend; a live table on a
-terminal, JSON lines on a pipe), --status-from (``history.judge``) and --why (``why.explain``).
-The one-shot read with --history is cli/progress.py's, recorded by ``history.record``.
+The flags (one block, defined here), their combination checks, and the drawing of the three modes
+they select, each one ``ops.watch.modes`` entry point: --watch (``modes.watch`` on one kept
+backend, run by ``ops.watch.sampler.run``; a live table on a terminal, JSON lines on a pipe),
+--status-from (``modes.status_from``) and --why (``modes.why``). The one-shot read with --history
+is ``ops.progressrun``'s.
 """
 
 from __future__ import annotations
@@ -176,27 +177,9 @@ def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool
 
 
 def max_status(f: WatchFlags) -> str | None:
-    if f.max_status is None:
-        return None
-    from mqctl.ops.watch.rules import parse_status
+    from mqctl.ops.watch.modes import max_status as parse
 
-    try:
-        return parse_status(f.max_status)
-    except ValueError as e:
-        raise UsageError(f"--max-status: {e}") from None
-
-
-def interval_s(text: str) -> float:
-    """--watch's value: seconds ('2', '0.5') or a duration ('500ms', '1m')."""
-    try:
-        secs = float(text)
-    except ValueError:
-        from mqctl.ops.timeparse import parse_duration_ms
-
-        secs = parse_duration_ms(text) / 1000
-    if not secs > 0 or secs > 86_400:
-        raise UsageError(f"--watch {text}: expected a positive number of seconds (at most a day)")
-    return secs
+    return parse(f.max_status)
 
 
 def rules_of(f: WatchFlags) -> Rules:
@@ -235,28 +218,35 @@ def _warn_all(lines: Sequence[str]) -> None:
         warn(line)
 
 
-# --- the one-shot read with --history (cron) ---------------------------------------------------
-
-
-def history_path(f: WatchFlags, protected: Sequence[Path]) -> Path | None:
-    """--history's file, refused inside a store (checked before anything is read)."""
-    if f.history is None:
-        return None
-    from mqctl.ops.watch.history import check_history_path
-
-    return check_history_path(f.history, protected)
-
-
 # --- --status-from -------------------------------------------------------------------------------
 
 
+def run(
+    f: WatchFlags,
+    group: str,
+    topic: str | None,
+    output: Output,
+    cluster: Cluster,
+    now_ms: int | None,
+    bcast: Any,
+) -> None:
+    """The mode the over-time flags take the command over with: --status-from, --watch (per client
+    with ``bcast``'s --client-offsets) or --why."""
+    if f.status_from:
+        return status_from(f, group, topic, output)
+    if f.watch is not None:
+        files, stale = bcast.client_offsets or [], bcast.stale_after_ms
+        return watch(f, group, topic, output, cluster, now_ms, files, stale)
+    return why(f, group, topic, output, cluster, now_ms)
+
+
 def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) -> None:
-    from mqctl.ops.watch import codec, history, rules
+    from mqctl.ops.watch import codec, modes, rules
     from mqctl.render import watch as render
 
     fmt = _format(output, "--status-from")
     assert f.status_from is not None
-    view, warnings = history.judge(Path(f.status_from).expanduser(), group, topic, rules_of(f))
+    view, warnings = modes.status_from(f.status_from, group, topic, rules_of(f))
     _warn_all(warnings)
     if fmt is OutputFormat.json:
         sys.stdout.write(codec.sample_line(view) + "\n")
@@ -272,22 +262,13 @@ def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) ->
 def why(
     f: WatchFlags, group: str, topic: str | None, output: Output, cluster: Cluster, now_ms: int | None
 ) -> None:
-    from mqctl.ops.watch import codec
-    from mqctl.ops.watch import why as ops_why
-    from mqctl.ops.watch.rules import parse_queue_ref
+    from mqctl.ops.watch import codec, modes
     from mqctl.render import watch as render
 
     assert f.why is not None
-    try:
-        q_topic, broker, qid = parse_queue_ref(f.why)
-    except ValueError as e:
-        raise UsageError(f"--why: {e}") from None
-    if q_topic and topic and q_topic != topic:
-        raise UsageError(f"--why names topic {q_topic} but -t says {topic}")
-    with cluster.open() as backend:
-        ref = (q_topic or topic, broker, qid)
-        stuck = ops_why.explain(backend, group, ref, now_ms=now_ms, retry_scan=f.retry_scan)
-        _warn_all([str(w) for w in backend.take_warnings()])
+    ref = modes.queue_ref(f.why, topic)
+    stuck, warnings = modes.why(cluster.open(), group, ref, now_ms=now_ms, retry_scan=f.retry_scan)
+    _warn_all(warnings)
     if output.requested is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
@@ -312,33 +293,29 @@ def watch(
 ) -> None:
     """``client_files``: a broadcasting group's clients' offsets.json (--client-offsets): one
     window per client."""
-    from mqctl.ops.watch import sampler as ops
-    from mqctl.ops.watch.history import read_history
+    from mqctl.ops.watch import modes
+    from mqctl.ops.watch.sampler import run
 
     assert f.watch is not None
-    interval, limit, fmt, rules = interval_s(f.watch), max_status(f), _format(output, "--watch"), rules_of(f)
+    interval, limit, fmt = modes.interval_s(f.watch), max_status(f), _format(output, "--watch")
+    ticks, files = (interval, f.samples, now_ms), client_files
     with cluster.open() as backend:
-        path = history_path(f, backend.protected_paths())
-        sampler: Any
-        if client_files:
-            from mqctl.ops.watch.broadcast import BroadcastSampler
-
-            sampler = BroadcastSampler(
-                backend, group, topic, rules, client_files, retry_scan=f.retry_scan, history=path
-            )
-            if stale_after_ms is not None:
-                sampler.stale_after_ms = stale_after_ms
-        else:
-            seed: list[Any] = []
-            if path is not None:
-                seed, warnings = read_history(path, group, topic, rules.window * 3)
-                _warn_all(warnings)
-            sampler = ops.GroupSampler(backend, group, topic, rules, retry_scan=f.retry_scan, seed=seed)
-        times = ops.ticks(interval, f.samples, now_ms)
+        w = modes.watch(
+            backend,
+            group,
+            topic,
+            rules_of(f),
+            history=f.history,
+            ticks=ticks,
+            retry_scan=f.retry_scan,
+            client_files=files,
+            stale_after_ms=stale_after_ms,
+        )
+        _warn_all(w.warnings)
         if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
-            _live(sampler, times, group, path, limit)
+            _live(w.sampler, w.times, group, w.history, limit)
         else:
-            ops.run(sampler, times, _pipe_sink(fmt), history=path, max_status=limit)
+            run(w.sampler, w.times, _pipe_sink(fmt), history=w.history, max_status=limit)
 
 
 def _can_redraw() -> bool:

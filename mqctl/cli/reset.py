@@ -106,8 +106,8 @@ def reset_offset_by_time(
     cluster: Cluster,
     out: Output,
 ) -> None:
-    from mqctl.ops import reset as ops
-    from mqctl.ops.planfile import check_export_target, plan_source
+    from mqctl.ops import resetrun
+    from mqctl.ops.planfile import plan_source
 
     now = int(time.time() * 1000) if now_ms is None else now_ms
     group = group.strip() if group else None
@@ -124,19 +124,19 @@ def reset_offset_by_time(
         raise UsageError("-g/--group and -t/--topic are required")
     options = cluster.options(ignore_abort_file=unsafe_ignore_abort_file)
     options = replace(options, lock_timeout=lock_timeout_seconds(lock_timeout), on_lock_wait=_say_waiting)
-    with _backend(record, cluster, options) as backend:
-        export_path = (
-            check_export_target(export, backend.protected_paths(), overwrite) if export is not None else None
-        )
-        plan = _plan(backend, record, plan_file, from_file, (group, topic, scope, target.forced))
-        if scope.note:
-            plan = ops.note(plan, scope.note)
-        journal = ops.apply_plan(backend, plan) if execute else None
-        warnings = [str(w) for w in backend.take_warnings()]
+    request = (group, topic, scope, target.forced, record, plan_file, from_file, execute, export, overwrite)
+    done = resetrun.run(resetrun.BrokerReset(*request), _backend(record, cluster, options))
+    _output(done, out.fmt, scope, export, overwrite)
+
+
+def _output(done, fmt: OutputFormat, scope, export: str | None, overwrite: bool) -> None:  # type: ignore[no-untyped-def]
+    """Export and draw the plan, the backend's warnings on stderr, how a write went; an --execute
+    whose drawing or export fails after the write landed is exit 9, never a plain failure."""
+    plan, journal = done.plan, done.journal
     shown: list[str] = []  # the status line, once it is on stderr
     try:
-        exported = _export(plan, journal, export, export_path, overwrite)
-        _render(plan, journal, out.fmt, scope.ts_text or plan.target.text, scope.ts_long, exported, shown)
+        exported = _export(plan, journal, export, done.export_path, overwrite)
+        _render(plan, journal, fmt, scope.ts_text or plan.target.text, scope.ts_long, exported, shown)
         sys.stdout.flush()  # what is still buffered fails here, inside this guard
     except (Exception, KeyboardInterrupt, SystemExit) as exc:
         # SystemExit: rich exits from inside its own BrokenPipeError handler.
@@ -147,7 +147,7 @@ def reset_offset_by_time(
             streams.quiet_stdout()
         raise _landed_then_failed(journal, exc, shown) from exc
     finally:
-        for w in warnings:
+        for w in done.warnings:
             warn(w)
     _report_write(journal)
     _exit_on_missed(journal)
@@ -198,29 +198,12 @@ def _exit_on_missed(journal) -> None:  # type: ignore[no-untyped-def]
     raise typer.Exit(int(ExitStatus.UNREACHABLE if unread else ExitStatus.REFUSED))
 
 
-def _plan(backend, record, plan_file, from_file, request):  # type: ignore[no-untyped-def]
-    """The plan: the reverse of a journal record, a reviewed plan file, or a new one."""
-    from mqctl.ops import reset as ops
-
-    if record is not None:
-        return ops.plan_undo(backend, record)
-    if plan_file is not None:
-        return ops.plan_from_file(backend, plan_file, str(from_file))
-    group, topic, scope, force = request
-    assert group and topic
-    return ops.plan_reset(
-        backend, group, topic, scope.target, force=force, broker=scope.broker, queue=scope.queue
-    )
-
-
 def _backend(record, cluster: Cluster, options: BackendOptions):  # type: ignore[no-untyped-def]
-    """An undo reopens the cluster its journal names (through the same opener) unless the user
-    points elsewhere."""
-    from mqctl.backends.open import open_backend
+    from mqctl.ops.resetrun import open_for
 
-    if record is not None and not cluster.store and not cluster.profile and not cluster.namesrv:
-        return open_backend(record.target, options)
-    return open_backend(cluster.target(), options)
+    return open_for(
+        record, bool(cluster.store or cluster.profile or cluster.namesrv), cluster.target, options
+    )
 
 
 def _say_waiting(message: str) -> None:

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from mqctl.cli.blocks import Flag, block
 from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
-
-if TYPE_CHECKING:
-    from mqctl.model import Target
+from mqctl.ops.resettarget import Scope
 
 
 def parse_force(value: str) -> bool:
@@ -161,19 +159,6 @@ def lock_timeout_seconds(value: float) -> float:
 
 
 @dataclass(frozen=True)
-class Scope:
-    """What the target flags name: the target, mqadmin's -s text and millis (plain's header), the
-    broker and queue of -b/-q (None: every one), and what the first line says about that scope."""
-
-    target: Target
-    ts_text: str
-    ts_long: int
-    broker: str | None
-    queue: int | None
-    note: str | None
-
-
-@dataclass(frozen=True)
 class TargetFlags:
     """The flags that name a reset's target (one of them) and the queue it applies to."""
 
@@ -217,14 +202,7 @@ class TargetFlags:
         whole_topic = qid is not None and qid < 0  # mqadmin: -q < 0 means every queue of the topic
         if explicit is not None and (self.broker is None or whole_topic or qid is None):
             raise UsageError("-o/--offset needs -b BROKER_NAME and -q QUEUE_ID (one queue)")
-        queue = None if whole_topic else qid
-        note = None
-        if whole_topic:
-            note = f"-q {self.queue.strip() if self.queue else -1} means every queue, as in mqadmin"
-            note += f"; -b {self.broker} keeps to that broker's" if self.broker else ""
-        elif self.broker is not None and qid is None:
-            note = f"-b {self.broker} without -q: that broker's queues only"
-        return Scope(target, ts_text, ts_long, self.broker, queue, note)
+        return Scope.of(target, ts_text, ts_long, self.broker, self.queue, qid)
 
     def _one_target(self, explicit: int | None, from_file: Path | None, undo: str | None) -> None:
         """Exactly one target flag is given (``-s`` beside ``-o`` is mqadmin's header, not a target)."""

@@ -18,7 +18,7 @@ from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
     from mqctl.cli.cluster import Cluster
-    from mqctl.cli.reset_args import Scope
+    from mqctl.ops.resettarget import Scope
 
 ClientOffsetsOpt = Annotated[
     list[Path] | None,
@@ -59,17 +59,6 @@ class ClientReset:
     undo: str | None
 
 
-def _persist_ms(text: str | None, default: int) -> int:
-    if text is None:
-        return default
-    from mqctl.ops.timeparse import parse_duration_ms
-
-    ms = parse_duration_ms(text)
-    if ms <= 0:
-        raise UsageError(f"--persist-interval {text}: expected a positive duration")
-    return ms
-
-
 def reset_clients(
     req: ClientReset, cluster: Cluster, out: Output, opener: Callable[..., Any], plan_files: tuple[Any, Any]
 ) -> None:
@@ -88,33 +77,18 @@ def reset_clients(
         raise UsageError(f"-g/--group {req.group!r} does not match the journal ({record.group!r})")
     if record is None and (not req.group or not req.topic):
         raise UsageError("-g/--group and -t/--topic are required")
-    persist_ms = _persist_ms(
+    persist_ms = ops.persist_interval_ms(
         req.persist_interval, record.persist_interval_ms if record else ops.PERSIST_INTERVAL_MS
     )
-    restore = None
-    with opener(record, cluster, cluster.options(ignore_abort_file=False)) as backend:
-        if record is not None:
-            cplan, restore = ops.plan_undo(backend, record)
-        else:
-            assert req.group and req.topic
-            cplan = ops.plan_from_files(
-                backend,
-                req.group,
-                req.topic,
-                req.scope.target,
-                req.paths or [],
-                force=req.force,
-                broker=req.scope.broker,
-                queue=req.scope.queue,
-                persist_interval_ms=persist_ms,
-            )
-        journal = (
-            ops.apply(backend, cplan, persist_interval_ms=persist_ms, restore=restore)
-            if req.execute
-            else None
-        )
-        for w in backend.take_warnings():
-            warn(str(w))
+    from mqctl.ops.resetrun import ClientsReset, run_clients
+
+    paths = req.paths or []
+    run = ClientsReset(req.group, req.topic, req.scope, req.force, paths, persist_ms, req.execute, record)
+    cplan, journal, warnings = run_clients(
+        run, opener(record, cluster, cluster.options(ignore_abort_file=False))
+    )
+    for w in warnings:
+        warn(w)
     _render(cplan, journal, out.fmt, req.scope)
 
 

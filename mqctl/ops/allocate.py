@@ -319,6 +319,23 @@ def allocate_mq(
     return AllocationResult(strategy.name, sort, clients, tuple(done))
 
 
+def allocate_compared(
+    backend: Backend,
+    topics: Sequence[str],
+    ip_list: Sequence[str],
+    strategy: Strategy,
+    *,
+    sort: bool = False,
+    compare_with: Sequence[str] | None = None,
+) -> tuple[AllocationResult, list[Move] | None]:
+    """allocateMQ -i: the allocation and, with ``compare_with`` (--compare-with's ids), the queues
+    that move to that other id list under the same strategy."""
+    result = allocate_mq(backend, topics, ip_list, strategy, sort=sort)
+    if compare_with is None:
+        return result, None
+    return result, compare(result, allocate_mq(backend, topics, compare_with, strategy, sort=sort))
+
+
 def compare(a: AllocationResult, b: AllocationResult) -> list[Move]:
     """Queues whose owners differ between two allocations of the same topics (natural queue order)."""
     moves = []

@@ -95,6 +95,19 @@ def plan(
     return ClientResetPlan(group, topic, target, tuple(plans))
 
 
+def persist_interval_ms(text: str | None, default: int) -> int:
+    """--persist-interval's value (the clients' persistConsumerOffsetInterval), else ``default``."""
+    if text is None:
+        return default
+    from mqctl.errors import UsageError
+    from mqctl.ops.timeparse import parse_duration_ms
+
+    ms = parse_duration_ms(text)
+    if ms <= 0:
+        raise UsageError(f"--persist-interval {text}: expected a positive duration")
+    return ms
+
+
 def plan_from_files(
     backend: Backend, group: str, topic: str, target: Target, paths: Sequence[Path], **options: Any
 ) -> ClientResetPlan:

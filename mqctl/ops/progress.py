@@ -81,32 +81,11 @@ def rows_from_stats(
     ``known_times``: the store times of the unconsumed positions, asked for already (a fleet's
     round asks for every group's at once: ``oldest_times``)."""
     queues = sorted(stats.queues, key=lambda q: q.queue.sort_key())
-    unconsumed = [q for q in queues if _start(q) < q.broker_offset]
-    oldest: dict[MessageQueue, int | None] = {}
-    if lag_time and unconsumed:
-        from mqctl.model import QueueOffset
-
-        positions = [QueueOffset(q.queue, _start(q)) for q in unconsumed]
-        if known_times is not None:
-            times = [known_times.get(p, -1) for p in positions]
-        else:
-            times = _store_times(backend, positions, time_cache)
-        # A time that cannot be read is unknown (None), never 0: "no lag" would pass every gate.
-        oldest = {
-            q.queue: (None if t == TIME_UNREADABLE else t)
-            for q, t in zip(unconsumed, times)
-            if t > 0 or t == TIME_UNREADABLE
-        }
+    oldest = _oldest_times(backend, queues, time_cache, known_times) if lag_time else {}
     matched: dict[MessageQueue, int] = {}
     collisions: int | None = None
     if tags is not None:
-        from mqctl.model import QueueSpan
-
-        spans = [QueueSpan(q.queue, _start(q), q.broker_offset) for q in queues]
-        counts = backend.count_tag_matches(spans, tags, verify=verify_tags, on_progress=on_progress)
-        matched = {s.queue: c.matched for s, c in zip(spans, counts)}
-        if verify_tags:
-            collisions = sum(c.collisions or 0 for c in counts)
+        matched, collisions = _tag_matches(backend, queues, tags, verify_tags, on_progress)
     rows = []
     for q in queues:
         ts = oldest.get(q.queue, 0)
@@ -128,6 +107,49 @@ def rows_from_stats(
             )
         )
     return rows, collisions
+
+
+def _oldest_times(
+    backend: Backend,
+    queues: list[QueueStat],
+    time_cache: dict[QueueOffset, int] | None,
+    known_times: Mapping[QueueOffset, int] | None,
+) -> dict[MessageQueue, int | None]:
+    """Store time of each lagging queue's oldest unconsumed message (queues without one are left
+    out: no lag)."""
+    from mqctl.model import QueueOffset
+
+    unconsumed = [q for q in queues if _start(q) < q.broker_offset]
+    if not unconsumed:
+        return {}
+    positions = [QueueOffset(q.queue, _start(q)) for q in unconsumed]
+    if known_times is not None:
+        times = [known_times.get(p, -1) for p in positions]
+    else:
+        times = _store_times(backend, positions, time_cache)
+    # A time that cannot be read is unknown (None), never 0: "no lag" would pass every gate.
+    return {
+        q.queue: (None if t == TIME_UNREADABLE else t)
+        for q, t in zip(unconsumed, times)
+        if t > 0 or t == TIME_UNREADABLE
+    }
+
+
+def _tag_matches(
+    backend: Backend,
+    queues: list[QueueStat],
+    tags: SubExpr,
+    verify_tags: bool,
+    on_progress: ProgressCallback | None,
+) -> tuple[dict[MessageQueue, int], int | None]:
+    """Each queue's unconsumed messages matching ``tags``, and with ``verify_tags`` the collisions."""
+    from mqctl.model import QueueSpan
+
+    spans = [QueueSpan(q.queue, _start(q), q.broker_offset) for q in queues]
+    counts = backend.count_tag_matches(spans, tags, verify=verify_tags, on_progress=on_progress)
+    matched = {s.queue: c.matched for s, c in zip(spans, counts)}
+    collisions = sum(c.collisions or 0 for c in counts) if verify_tags else None
+    return matched, collisions
 
 
 def client_ips(backend: Backend, group: str) -> dict[MessageQueue, str]:

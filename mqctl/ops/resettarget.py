@@ -7,12 +7,47 @@ text and millis for the plain header.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.errors import UsageError
 
 if TYPE_CHECKING:
     from mqctl.model import Target
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the target flags name: the target, mqadmin's -s text and millis (plain's header), the
+    broker and queue of -b/-q (None: every one), and what the first line says about that scope."""
+
+    target: Target
+    ts_text: str
+    ts_long: int
+    broker: str | None
+    queue: int | None
+    note: str | None
+
+    @classmethod
+    def of(
+        cls,
+        target: Target,
+        ts_text: str,
+        ts_long: int,
+        broker: str | None,
+        queue_text: str | None,
+        qid: int | None,
+    ) -> Scope:
+        """-b/-q as mqadmin reads them: a negative queue id means every queue of the topic (on -b's
+        broker, if given); -b alone keeps to that broker's queues. The note says so."""
+        whole_topic = qid is not None and qid < 0
+        note = None
+        if whole_topic:
+            note = f"-q {queue_text.strip() if queue_text else -1} means every queue, as in mqadmin"
+            note += f"; -b {broker} keeps to that broker's" if broker else ""
+        elif broker is not None and qid is None:
+            note = f"-b {broker} without -q: that broker's queues only"
+        return cls(target, ts_text, ts_long, broker, None if whole_topic else qid, note)
 
 
 def int_opt(value: str | None, flag: str) -> int | None:

@@ -242,3 +242,25 @@ def status_report(
         work, flags.master, flags.driver_memory, verbose=flags.verbose, warn=warn, debug=flags.debug
     )
     return LagStatusSummary(history, ds.now, window_ms, judged, ds.out, ds.dataset_format, rows)
+
+
+def window_ms(window: str) -> int:
+    """--status --window: a positive duration, in milliseconds."""
+    from mqctl.errors import UsageError
+    from mqctl.ops.timeparse import parse_duration_ms
+
+    ms = parse_duration_ms(window)
+    if ms <= 0:
+        raise UsageError(f"--window {window}: expected a positive duration")
+    return ms
+
+
+def check_times_readable(report: LagReportSummary) -> None:
+    """A damaged store: the rows are written, no gate or script passes on them (exit 6)."""
+    if report.time_unknown:
+        from mqctl.errors import StoreCorruptError
+
+        raise StoreCorruptError(
+            f"store times of {report.time_unknown} queue row(s) cannot be read: their lagMs is null",
+            "the commit log is damaged there; consumerProgress -g GROUP --store ... names the files",
+        )

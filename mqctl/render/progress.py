@@ -192,11 +192,28 @@ def _csv(v: object) -> object:
 
 
 def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
-    from mqctl.render.plain import format_duration_ms
-    from mqctl.render.table import Column, TableSpec, write_table
+    from mqctl.render.table import TableSpec, write_table
 
     with_tags = p.tags is not None
-    cols = [
+    rows = [_table_row(r, with_tags, show_client_ip) for r in p.rows]
+    styles = [lag_style(r.lag, r.lag_ms) for r in p.rows]
+    write_table(
+        TableSpec(
+            _table_columns(with_tags, show_client_ip),
+            rows,
+            title=f"consumerProgress {p.group}",
+            footer_lines=_table_footer(p, with_tags),
+            row_styles=styles,
+            legend=LEGEND if any(styles) else None,
+        ),
+        out,
+    )
+
+
+def _table_columns(with_tags: bool, show_client_ip: bool) -> list:
+    from mqctl.render.table import Column
+
+    return [
         Column("Topic"),
         Column("Broker"),
         Column("QID", "right", kind="number"),
@@ -209,28 +226,34 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         Column("Last Consumed", kind="text", optional=True),
         Column("Lag Time", "right", kind="number"),
     ]
-    rows, styles = [], []
-    for r in p.rows:
-        rows.append(
-            [
-                r.topic,
-                r.broker_name,
-                r.queue_id,
-                r.min_offset,
-                r.broker_offset,
-                r.consumer_offset if r.committed else f"{r.consumer_offset} (none)",
-                r.diff,
-                *([r.matched_diff] if with_tags else []),
-                *([r.client_ip or "N/A"] if show_client_ip else []),
-                _table_time(r.last_timestamp),
-                UNKNOWN
-                if r.lag_ms is None
-                else format_duration_ms(r.lag_ms)
-                if r.oldest_unconsumed_timestamp
-                else "-",
-            ]
-        )
-        styles.append(lag_style(r.lag, r.lag_ms))
+
+
+def _table_row(r: ProgressRow, with_tags: bool, show_client_ip: bool) -> list:
+    from mqctl.render.plain import format_duration_ms
+
+    return [
+        r.topic,
+        r.broker_name,
+        r.queue_id,
+        r.min_offset,
+        r.broker_offset,
+        r.consumer_offset if r.committed else f"{r.consumer_offset} (none)",
+        r.diff,
+        *([r.matched_diff] if with_tags else []),
+        *([r.client_ip or "N/A"] if show_client_ip else []),
+        _table_time(r.last_timestamp),
+        UNKNOWN
+        if r.lag_ms is None
+        else format_duration_ms(r.lag_ms)
+        if r.oldest_unconsumed_timestamp
+        else "-",
+    ]
+
+
+def _table_footer(p: GroupProgress, with_tags: bool) -> list[str]:
+    """The lines under the table: totals, unknown times, collisions, TPS, a POP group's lines."""
+    from mqctl.render.plain import format_duration_ms
+
     footer = [
         f"\nGroup {p.group}: diff total {p.diff_total}"
         + (f", matched total {p.matched_total} ({_expr(p)})" if with_tags else "")
@@ -251,17 +274,7 @@ def table(p: GroupProgress, out: TextIO, show_client_ip: bool = False) -> None:
         from mqctl.render.pop import progress_lines
 
         footer += progress_lines(p.pop)
-    write_table(
-        TableSpec(
-            cols,
-            rows,
-            title=f"consumerProgress {p.group}",
-            footer_lines=footer,
-            row_styles=styles,
-            legend=LEGEND if any(styles) else None,
-        ),
-        out,
-    )
+    return footer
 
 
 def _table_time(ts: int | None) -> str:
