@@ -196,9 +196,11 @@ class LiveBackend:
         cannot show, and POP consumers behind a proxy, which never create %RETRY%group) is asked on
         every broker of the cluster instead, if a broker has its subscription group or the name
         server a POP retry topic of it."""
-        from mqctl.model.pop import pop_retry_name
+        pop: list[str] = []
+        if topic:
+            from mqctl.model.pop import pop_retry_name
 
-        pop = [pop_retry_name(group, topic, v) for v in (1, 2)] if topic else []
+            pop = [pop_retry_name(group, topic, v) for v in (1, 2)]
         for t in [RETRY_PREFIX + group, *([topic] if topic else []), *pop]:
             try:
                 return list(self.net.route(t).broker_datas)

@@ -88,10 +88,11 @@ broadcast_options = block(
 
 
 def check_flags(f: BroadcastFlags, group: str | None, *, client_ip: bool, over_time: WatchFlags) -> None:
-    from mqctl.ops.broadcast import MODELS
+    if f.declared is not None:
+        from mqctl.ops.broadcast import MODELS
 
-    if f.declared is not None and f.declared not in MODELS:
-        raise UsageError(f"--model {f.model}: expected broadcasting or clustering")
+        if f.declared not in MODELS:
+            raise UsageError(f"--model {f.model}: expected broadcasting or clustering")
     if f.model is not None and group is None:
         raise UsageError("--model needs -g/--groupName")
     if f.stale_after is not None:

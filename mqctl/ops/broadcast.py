@@ -107,7 +107,9 @@ def group_model(
     say the model; else a 5.1+ broker's ``topic@group@broadcast`` entries mark it."""
     if declared == CLUSTERING:
         return None
-    if declared is None and rows is not None and any(r.committed and r.consumer_offset > 0 for r in rows):
+    from mqctl.ops.progress import commits_offsets
+
+    if declared is None and rows is not None and commits_offsets(rows):
         return None  # the group commits offsets to the broker: not broadcasting
     conn = connection(backend, group)
     if conn is not None and conn.message_model != BROADCASTING and declared is None:

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, NotAvailableError, NotFoundError
 from mqctl.model import RETRY_PREFIX
-from mqctl.model.pop import PopGroup, PopRetryTopic, PopView, parse_pop_retry, pop_owner
 
+# mqctl.model.pop loads when a group may be a POP group: a remoting client's group (most of them)
+# is told apart by its topic names, without defining POP's dataclasses at start-up.
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.model import ConsumeStats, GroupOverview, MessageQueue
+    from mqctl.model.pop import PopGroup, PopRetryTopic, PopView
 
 
 def _has_route(backend: Backend, topic: str) -> bool:
@@ -35,6 +37,8 @@ def _has_route(backend: Backend, topic: str) -> bool:
 
 def _retry_topics(backend: Backend, group: str, brokers: list[str], topics: set[str]) -> list[PopRetryTopic]:
     """The group's POP retry topics in the brokers' topic configs (those of ``topics`` when known)."""
+    from mqctl.model.pop import parse_pop_retry
+
     found: dict[str, PopRetryTopic] = {}
     for b in brokers:
         try:
@@ -57,8 +61,7 @@ def detect(
     rows = {q.queue.topic for q in stats.queues} if stats is not None else set()
     rows |= set(topics)
     plain = {t for t in rows if not t.startswith(RETRY_PREFIX)}
-    in_rows = [parse_pop_retry(t, group, plain or None) for t in rows]
-    if any(in_rows):
+    if _pop_rows(group, rows, plain or None):
         classic = _has_route(backend, RETRY_PREFIX + group)
     else:
         # A remoting client's group (its offsets on %RETRY%group, else that topic's route: asked
@@ -77,6 +80,8 @@ def detect(
         recent = None
     if not retry and not recent:
         return None
+    from mqctl.model.pop import PopGroup
+
     return PopGroup(
         group,
         tuple(retry),
@@ -158,6 +163,8 @@ def view_of(
     backlog: dict[str, int] = {}
     for q in queues:
         backlog[q.queue.topic] = backlog.get(q.queue.topic, 0) + max(q.broker_offset - q.consumer_offset, 0)
+    from mqctl.model.pop import PopView
+
     out = PopView(info, waiting, tuple(sorted(backlog.items())), retry_queues=tuple(queues))
     if now_ms is None:
         return out
@@ -265,6 +272,7 @@ def overview_marks(
     knows it, while ``G`` has offsets on ``T``). Groups with a client on the brokers, or a classic
     retry topic, are asked nothing more."""
     from mqctl.model import FOUND_RETRY_TOPIC
+    from mqctl.model.pop import pop_owner
 
     by_name = {ov.ref.name: ov for ov in overviews}
     topics = {n: {q.queue.topic for q in ov.stats.queues} if ov.stats else set() for n, ov in by_name.items()}
@@ -283,7 +291,8 @@ def overview_marks(
         if name in bogus or ov.connection is not None or ov.stats is None:
             continue
         own = {rt.name for rt in bogus.values() if rt.group == name}
-        if FOUND_RETRY_TOPIC in ov.ref.found_in and not own and not _pop_rows(name, topics[name]):
+        plain = {t for t in topics[name] if not t.startswith(RETRY_PREFIX)}
+        if FOUND_RETRY_TOPIC in ov.ref.found_in and not own and not _pop_rows(name, topics[name], plain):
             continue  # a remoting client's group (its %RETRY%name exists), offline
         try:
             info = detect(backend, name, ov.stats)
@@ -294,8 +303,13 @@ def overview_marks(
     return pops, bogus
 
 
-def _pop_rows(group: str, topics: set[str]) -> bool:
-    plain = {t for t in topics if not t.startswith(RETRY_PREFIX)}
+def _pop_rows(group: str, topics: set[str], plain: set[str] | None) -> bool:
+    """Whether a POP retry topic of ``group`` (on one of ``plain``, when given) is among ``topics``."""
+    heads = (f"{RETRY_PREFIX}{group}+", f"{RETRY_PREFIX}{group}_")
+    if not any(t.startswith(heads) for t in topics):
+        return False  # no name can be one: POP's model is not loaded
+    from mqctl.model.pop import parse_pop_retry
+
     return any(parse_pop_retry(t, group, plain) is not None for t in topics)
 
 

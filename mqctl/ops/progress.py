@@ -298,6 +298,11 @@ def no_rows_reason(progress: GroupProgress, topic: str | None) -> str | None:
     )
 
 
+def commits_offsets(rows: Sequence[ProgressRow]) -> bool:
+    """Whether the brokers show committed progress of the group (a broadcasting group commits none)."""
+    return any(r.committed and r.consumer_offset > 0 for r in rows)
+
+
 def check_times_readable(progress: GroupProgress | None = None, groups: Sequence[GroupSummary] = ()) -> None:
     """After the output: a store time that could not be read (a damaged store) is exit 6, so that
     no gate and no script passes on it (the warnings printed first name the damaged files)."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend, ProgressCallback
-    from mqctl.model import BackendKind, GroupProgress, GroupSummary, Rules, SubExpr, WatchView
+    from mqctl.model import BackendKind, GroupProgress, GroupSummary, ProgressRow, Rules, SubExpr, WatchView
     from mqctl.model.broadcast import BroadcastProgress, GroupModel
     from mqctl.ops.progress import Gates
 
@@ -61,12 +61,11 @@ def read_group(
     when asked. A broadcasting group (``declared`` by --model, or told by the backend) gives its
     ``GroupModel`` instead of rows. ``plain``: mqadmin's columns only, so live, one request per
     broker and no more (unless a store, or a lag-time gate, needs the rest)."""
-    from mqctl.ops import broadcast as bcast
     from mqctl.ops import progress as ops
 
     with backend:
         path = history_path(history[0], backend.protected_paths()) if history else None
-        model = bcast.group_model(backend, group, declared) if declared == "BROADCASTING" else None
+        model = _broadcast_model(backend, group, declared) if declared == "BROADCASTING" else None
         if model is None:
             detail = not plain or backend.kind.reads_files or gates.max_lag_ms is not None
             result = ops.group_progress(
@@ -80,7 +79,9 @@ def read_group(
                 now_ms=query.now_ms,
                 show_client_ip=query.show_client_ip,
             )
-            model = None if declared else bcast.group_model(backend, group, None, result.rows)
+            # a group the brokers show committed progress for is no broadcasting one: nothing asked
+            commits = ops.commits_offsets(result.rows)
+            model = None if declared or commits else _broadcast_model(backend, group, None, result.rows)
         kind = backend.kind
     if model is not None:
         return GroupRead(kind, model=model)
@@ -91,6 +92,14 @@ def read_group(
 
     view, warnings = record(path, result, kind, topic, history[1])
     return GroupRead(kind, result, view=view, warnings=warnings)
+
+
+def _broadcast_model(
+    backend: Backend, group: str, declared: str | None, rows: Sequence[ProgressRow] | None = None
+) -> GroupModel | None:
+    from mqctl.ops.broadcast import group_model
+
+    return group_model(backend, group, declared, rows)
 
 
 @dataclass(frozen=True)
