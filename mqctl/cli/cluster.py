@@ -6,7 +6,6 @@ to follow). ``@cluster_options()`` adds them to a command, which receives one ``
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -142,10 +141,10 @@ ClusterNameOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
 class Cluster(ClusterSpec):
     """The cluster flags of one command line: ``target()``, ``options()`` and ``open()`` are
-    ``ops.clusterspec``'s; TLS without verification is said on stderr, once per command."""
+    ``ops.clusterspec``'s; TLS without verification is said on stderr, once per command. Its
+    fields, ``__init__`` and frozenness are ClusterSpec's (no second dataclass at start-up)."""
 
     def options(self, *, ignore_abort_file: bool = False) -> BackendOptions:
         global _warned_insecure

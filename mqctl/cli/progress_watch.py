@@ -177,6 +177,8 @@ def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool
 
 
 def max_status(f: WatchFlags) -> str | None:
+    if f.max_status is None:
+        return None  # every one-shot read asks: no import of the over-time modes for it
     from mqctl.ops.watch.modes import max_status as parse
 
     return parse(f.max_status)
