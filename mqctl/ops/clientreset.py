@@ -99,13 +99,9 @@ def persist_interval_ms(text: str | None, default: int) -> int:
     """--persist-interval's value (the clients' persistConsumerOffsetInterval), else ``default``."""
     if text is None:
         return default
-    from mqctl.errors import UsageError
-    from mqctl.ops.timeparse import parse_duration_ms
+    from mqctl.ops.timeparse import positive_duration_ms
 
-    ms = parse_duration_ms(text)
-    if ms <= 0:
-        raise UsageError(f"--persist-interval {text}: expected a positive duration")
-    return ms
+    return positive_duration_ms(text, "--persist-interval")
 
 
 def plan_from_files(

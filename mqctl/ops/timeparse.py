@@ -143,3 +143,11 @@ def _seconds_like(text: str, value: int) -> UsageError:
         "before any RocketMQ message",
         f"give milliseconds ({value}000), or add --epoch-ms if {as_ms} is really meant",
     )
+
+
+def positive_duration_ms(text: str, flag: str) -> int:
+    """A flag's duration that must be positive (``flag`` names it in the error)."""
+    ms = parse_duration_ms(text)
+    if ms <= 0:
+        raise UsageError(f"{flag} {text}: expected a positive duration")
+    return ms

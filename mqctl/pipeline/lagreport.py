@@ -246,13 +246,9 @@ def status_report(
 
 def window_ms(window: str) -> int:
     """--status --window: a positive duration, in milliseconds."""
-    from mqctl.errors import UsageError
-    from mqctl.ops.timeparse import parse_duration_ms
+    from mqctl.ops.timeparse import positive_duration_ms
 
-    ms = parse_duration_ms(window)
-    if ms <= 0:
-        raise UsageError(f"--window {window}: expected a positive duration")
-    return ms
+    return positive_duration_ms(window, "--window")
 
 
 def check_times_readable(report: LagReportSummary) -> None:
