@@ -40,7 +40,9 @@ def main() -> None:
     version = versions.get(args.version)
     reason = missing_prerequisite(version)
     if reason:
-        raise SystemExit(f"cannot start RocketMQ {version}: {reason} (run tests/compat/fetch-classpath.sh {version})")
+        raise SystemExit(
+            f"cannot start RocketMQ {version}: {reason} (run tests/compat/fetch-classpath.sh {version})"
+        )
     lib = lib_dir(version)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="mqctl-bench-cluster-"))
     cluster = RocketMQ(version, lib, compile_java(lib), work)

@@ -28,11 +28,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
+from mqctl.records import field, record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,7 +57,7 @@ SECTION_KEYS = ("exporter",)
 _HINT = "fix the file; its format is in the README, 'Pointing mqctl at a cluster'"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Profile:
     name: str
     stores: dict[str, Path] = field(default_factory=dict)
@@ -72,7 +72,7 @@ class Profile:
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # SECTION_KEYS' tables
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     path: Path
     default: str | None = None

@@ -5,7 +5,7 @@ per group, never per queue: a live backend then makes one round trip per broker 
 backend reads a few files. Methods that take a list (positions, times, spans) are batches the
 backend groups per broker and, live, sends concurrently.
 
-Results are dataclasses of ``mqctl.model``; no raw dicts, no numpy arrays cross this seam.
+Results are the records (data classes) of ``mqctl.model``; no raw dicts, no numpy arrays cross this seam.
 Backend-only options (a store's ``ignore_abort_file``, a live cluster's timeout and
 credentials) go to the backend's constructor. A question a backend cannot answer raises
 ``NotAvailableError`` (exit 7); unknown groups and topics raise ``NotFoundError`` (exit 3).

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import NotFoundError, StoreCorruptError, StoreError
 from mqctl.model.broadcast import CLIENT_ID_SEPARATOR, ClientOffsets
+from mqctl.records import record
 from mqctl.store.clientoffsets import BAK_SUFFIX, CLIENT_OFFSETS_FILE, DEFAULT_STORE_DIR, load_client_offsets
 from mqctl.store.configread import DENIED_HINT
 
@@ -35,7 +35,7 @@ __all__ = ["ClientFile", "client_groups", "find_client_files", "load", "read_cli
 MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientFile:
     """Where one client instance's file for a group was found."""
 

@@ -280,7 +280,7 @@ class LiveBackend:
         return ConsumeStats(group, tuple(queues), tps, tuple(failures))
 
     def _with_min_offsets(self, stats: ConsumeStats) -> ConsumeStats:
-        from dataclasses import replace
+        from mqctl.records import replace
 
         mins = self.min_offsets([q.queue for q in stats.queues])
         return replace(stats, queues=tuple(replace(q, min_offset=mins.get(q.queue)) for q in stats.queues))

@@ -217,7 +217,7 @@ def _failures(backend: LiveRounds, brokers: list[str], exc: MqctlError) -> tuple
 def _detailed(backend: LiveRounds, overviews: list[GroupOverview], tables: Tables) -> list[GroupOverview]:
     """Min offsets (None where a broker did not answer: a warning says so) and committed flags
     (None where a broker's offset table could not be read) filled into every queue."""
-    from dataclasses import replace
+    from mqctl.records import replace
 
     mins = backend.min_offsets([q.queue for ov in overviews if ov.stats for q in ov.stats.queues])
     out = []

@@ -64,8 +64,7 @@ def broker_settings(backend: LiveRounds, broker: str) -> dict[str, str]:
 def connection_at(backend: LiveRounds, addr: str, group: str) -> ConsumerConnection:
     """GET_CONSUMER_CONNECTION_LIST asked at ``addr`` (mqadmin's -b): a broker, or a proxy's
     remoting port, which lists the gRPC clients connected to that proxy."""
-    from dataclasses import replace
-
+    from mqctl.records import replace
     from mqctl.remoting.bodies import decode_consumer_connection
 
     code = RequestCode.GET_CONSUMER_CONNECTION_LIST

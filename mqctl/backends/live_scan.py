@@ -11,10 +11,10 @@ started at ``index`` is offset ``index + i`` (remoting/bodies_queue.py has the f
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from mqctl.errors import MqctlError
 from mqctl.model import QueueOffset, QueueSpan, StoredMessage, SubExpr, TagCount
+from mqctl.records import record
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 PAGE = 8_000  # units per request: ~600 KB of JSON, well under the 16 MiB frame cap
@@ -119,7 +119,7 @@ def _has_body(r: object, broker: str, request: int) -> bool:
     raise BrokerResponseError(code, remark, broker, request_name(request), code_name=response_name(code))
 
 
-@dataclass
+@record
 class _Chunk:
     span: int  # index into the spans
     start: int

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.errors import NotAvailableError, UsageError
 from mqctl.model import BackendKind, BackendTarget
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BackendOptions:
     """Options only one kind of backend understands, handed to its constructor."""
 

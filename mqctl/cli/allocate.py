@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any
 
@@ -14,6 +13,7 @@ from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 HELP = """Show how a topic's read-permitted queues (on every broker) are allocated to a list of
 consumer client ids, as a consumer group's rebalance would do it.
@@ -127,7 +127,7 @@ _CompareWithOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StrategyFlags:
     """--strategy and the flags of the strategies that take some."""
 

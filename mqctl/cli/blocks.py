@@ -13,13 +13,14 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from mqctl.records import record
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Flag:
     """One parameter of a block: its Python name, ``Annotated[type, typer.Option(...)]`` and default."""
 

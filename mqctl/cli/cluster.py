@@ -144,7 +144,7 @@ ClusterNameOpt = Annotated[
 class Cluster(ClusterSpec):
     """The cluster flags of one command line: ``target()``, ``options()`` and ``open()`` are
     ``ops.clusterspec``'s; TLS without verification is said on stderr, once per command. Its
-    fields, ``__init__`` and frozenness are ClusterSpec's (no second dataclass at start-up)."""
+    fields, ``__init__`` and frozenness are ClusterSpec's (no second record class at start-up)."""
 
     def options(self, *, ignore_abort_file: bool = False) -> BackendOptions:
         global _warned_insecure

@@ -9,13 +9,14 @@ regenerates them and fails when `completions/` is out of date:
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from mqctl.records import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class _Opt:
     names: tuple[str, ...]
     takes_value: bool

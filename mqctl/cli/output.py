@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, TextIO, TypeVar
 
 import typer
 
 from mqctl.cli.blocks import Flag, block
+from mqctl.records import record
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,7 +45,7 @@ OutputLongOpt = Annotated[
 NoHeadersOpt = Annotated[bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Output:
     """The output flags of one command line."""
 

@@ -7,7 +7,6 @@ lives on its clients (exit 7), and each client's progress from its offsets.json
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,6 +16,7 @@ from mqctl.cli.blocks import Flag, block
 from mqctl.cli.errors import warn
 from mqctl.cli.output import Output, emit
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.cli.cluster import Cluster
@@ -61,7 +61,7 @@ StaleAfterOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BroadcastFlags:
     client_offsets: list[Path] | None = None
     model: str | None = None

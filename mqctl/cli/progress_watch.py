@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -21,6 +20,7 @@ from mqctl.cli.blocks import Flag, block
 from mqctl.cli.errors import warn
 from mqctl.cli.output import Output, OutputFormat
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.cli.cluster import Cluster
@@ -105,7 +105,7 @@ RetryScanOpt = Annotated[
 SamplesOpt = Annotated[int | None, typer.Option("--samples", hidden=True)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WatchFlags:
     watch: str | None = None
     window: int = 10

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,7 @@ from mqctl.cli.reset_args import (
 )
 from mqctl.cli.reset_clients import ClientOffsetsOpt, PersistIntervalOpt
 from mqctl.errors import ExitStatus, MqctlError, UsageError
+from mqctl.records import replace
 
 if TYPE_CHECKING:
     from mqctl.backends.open import BackendOptions

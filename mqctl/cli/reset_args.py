@@ -4,7 +4,6 @@ plan file or journal record a plan comes from is ops/planfile. The command is cl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from mqctl.cli.blocks import Flag, block
 from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
 from mqctl.ops.resettarget import Scope
+from mqctl.records import record
 
 
 def parse_force(value: str) -> bool:
@@ -158,7 +158,7 @@ def lock_timeout_seconds(value: float) -> float:
     return value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TargetFlags:
     """The flags that name a reset's target (one of them) and the queue it applies to."""
 

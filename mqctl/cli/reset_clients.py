@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,6 +14,7 @@ import typer
 from mqctl.cli.errors import warn
 from mqctl.cli.output import Output, OutputFormat, emit
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.cli.cluster import Cluster
@@ -45,7 +45,7 @@ PersistIntervalOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientReset:
     """What cli/reset.py parsed, for a reset of client files."""
 

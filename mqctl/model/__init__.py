@@ -7,7 +7,7 @@ own files), pop (POP consumption), subexpr (tag expressions, Java's String.hashC
 (allocateMQ), watch (samples, statuses), versions (MQVersion names).
 
 Submodules load on first use: every command starts in a fresh process, and defining the
-dataclasses of the ones a command does not need would be start-up time for nothing.
+classes of the ones a command does not need would be start-up time for nothing.
 """
 
 from __future__ import annotations

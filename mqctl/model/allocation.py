@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mqctl.model.queues import MessageQueue
+from mqctl.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TopicAllocation:
     topic: str
     mq_all: tuple[MessageQueue, ...]  # in the order the strategy ran over
@@ -23,7 +22,7 @@ class TopicAllocation:
         return tuple(mq for mq in self.mq_all if mq not in taken)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AllocationResult:
     strategy: str
     sorted: bool
@@ -47,14 +46,14 @@ class AllocationResult:
         return sum(len(t.mq_all) for t in self.topics)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Move:
     queue: MessageQueue
     before: tuple[str, ...]  # owners with the first client list (usually one; none = unassigned)
     after: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RebalanceRow:
     queue: MessageQueue
     expected: str | None  # the client the strategy gives the queue to (None: outside the simulation)
@@ -72,7 +71,7 @@ class RebalanceRow:
         return "ok" if self.reported[0] == self.expected else "moved"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RebalanceReport:
     group: str
     strategy: str

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.model.queues import BackendTarget, BrokerFailure, MessageQueue
+from mqctl.records import field, record
 
 if TYPE_CHECKING:  # annotations only: a -g read that is not a broadcast's loads none of these
     from mqctl.model.clients import Connection
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: a -g read that is not a broadcast's loads
 CLIENT_ID_SEPARATOR = "@"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ClientOffsets:
     """One client instance's offsets for one group, as its ``<clientId>/<group>/offsets.json`` holds them.
 
@@ -85,7 +85,7 @@ FROM_FILES = "client files"  # offsets.json files of the group were given
 FOUND_CLIENT_FILES = "clientOffsets"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GroupModel:
     """A broadcasting group as the backend sees it: where the model is known from, the client
     instances the broker knows (live, online ones), and the 5.1+ broker's own pull positions.
@@ -105,7 +105,7 @@ class GroupModel:
         return self.model == BROADCASTING
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientProgress:
     """One client instance's progress: its file's offsets against the brokers' queues (rows as
     consumerProgress draws them, ``client_ip`` holding the client's label)."""
@@ -124,7 +124,7 @@ class ClientProgress:
         return matched if matched is not None else p.diff_total
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BroadcastProgress:
     """consumerProgress of a broadcasting group from its clients' files."""
 
@@ -158,7 +158,7 @@ class BroadcastProgress:
 # ------------------------------------------------------------------------------ resets of client files
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientPlan:
     """One client's share of a reset: its plan (rows as a group's, current = the client's offset)
     and why it looks running now (``--execute`` refuses then)."""
@@ -168,7 +168,7 @@ class ClientPlan:
     busy: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientResetPlan:
     """resetOffsetByTime over a broadcasting group's client files: one plan per client."""
 
@@ -191,7 +191,7 @@ class ClientResetPlan:
 CLIENT_JOURNAL_SCHEMA = "mqctl/resetJournal.clientOffsets/v1"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientWrite:
     """One client file of a journalled reset: its bytes before and after (undo puts the before
     bytes back when the file still holds the after ones), and the per-queue changes."""
@@ -205,7 +205,7 @@ class ClientWrite:
     written: bool = False  # the new bytes landed (a partial record names the files written)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientJournal:
     """The journal record of a reset of client files (``CLIENT_JOURNAL_SCHEMA``), in the broker
     resets' journal directory, under the same kind of id: ``--undo ID|latest`` finds both."""

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mqctl.model.queues import PERM_READ, RETRY_PREFIX, BrokerFailure, ConsumeStats, MessageQueue  # noqa: F401
+from mqctl.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Connection:
     """One consumer client connected to a broker (ConsumerConnection.connectionSet)."""
 
@@ -18,7 +17,7 @@ class Connection:
     version: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Subscription:
     """A group's subscription to a topic (SubscriptionData)."""
 
@@ -30,7 +29,7 @@ class Subscription:
     sub_version: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConsumerConnection:
     """A group's connections and subscriptions (GET_CONSUMER_CONNECTION_LIST)."""
 
@@ -45,7 +44,7 @@ class ConsumerConnection:
     via_version: int | None = None  # the MQVersion the answer came with (a proxy's own)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ProcessQueueInfo:
     """A client's view of one assigned queue (ConsumerRunningInfo.mqTable value)."""
 
@@ -60,7 +59,7 @@ class ProcessQueueInfo:
     locked: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConsumerRunningInfo:
     """What one client reports about itself (GET_CONSUMER_RUNNING_INFO, relayed by a broker)."""
 
@@ -74,7 +73,7 @@ class ConsumerRunningInfo:
         return next((v for k, v in self.properties if k == name), None)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SubscriptionGroup:
     """A broker's subscription-group config (subscriptionGroup.json / GET_ALL_SUBSCRIPTIONGROUP_CONFIG)."""
 
@@ -88,7 +87,7 @@ class SubscriptionGroup:
     group_sys_flag: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class StoredMessage:
     """The parts of a stored message an operator looks at (the stuck message, --verify-tags)."""
 
@@ -117,7 +116,7 @@ FOUND_OFFSETS = "offsets"
 FOUND_SUBSCRIPTION = "subscriptionGroup"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class GroupRef:
     """A group of the overview, with where it was found (``FOUND_*``), in mqadmin's row order."""
 
@@ -160,7 +159,7 @@ def group_of_retry_topic(topic: str) -> str | None:
     return name[len(RETRY_PREFIX) :] or None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class GroupOverview:
     """One group of the overview: where it was found, its consume stats and, live, its clients."""
 

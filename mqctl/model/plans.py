@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from mqctl.model.queues import BackendTarget
 from mqctl.model.writes import OffsetChange, WriteResult
+from mqctl.records import field, record
 
 TargetKind = Literal["time", "earliest", "latest", "offset", "shift", "explicit", "file", "undo"]
 
@@ -25,7 +25,7 @@ W_KEPT = "kept-not-backwards"
 W_BEYOND_MAX = "beyond-max"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """Where to move: ``kind`` and its value (epoch ms, offset or shift)."""
 
@@ -34,7 +34,7 @@ class Target:
     text: str = ""  # as the user gave it, for headers
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlanRow:
     topic: str
     broker_name: str
@@ -55,7 +55,7 @@ class PlanRow:
         return self.target_offset - self.current_offset
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ResetPlan:
     group: str
     topic: str
@@ -84,7 +84,7 @@ class ResetPlan:
 JOURNAL_SCHEMA = "mqctl/resetJournal/v1"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class JournalRecord:
     id: str
     created_ms: int

@@ -11,9 +11,8 @@ into the group's POP retry topic (``PopReviveService.reviveRetry``), ``%RETRY%<g
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mqctl.model.queues import RETRY_PREFIX, MessageQueue, QueueStat
+from mqctl.records import record
 
 # What a broker's compensation table (ConsumerManager.compensateBasicConsumerInfo) names a POP
 # group's consume type; the proxy reports its gRPC clients as CONSUME_ACTIVELY (SimpleConsumer) or
@@ -27,7 +26,7 @@ INFLIGHT_UNKNOWN = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PopRetryTopic:
     """A group's POP retry topic for one of its topics."""
 
@@ -74,7 +73,7 @@ def pop_owner(
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PopGroup:
     """Why a group is taken as a POP group, and what the brokers keep for it.
 
@@ -118,7 +117,7 @@ class PopGroup:
         return "; ".join(parts) or "no evidence"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PopView:
     """consumerProgress of a POP group: what its numbers mean.
 
@@ -154,7 +153,7 @@ REVIVE_TOPIC_PREFIX = "rmq_sys_REVIVE_LOG_"
 CK_TAG, ACK_TAG, BATCH_ACK_TAG = "ck", "ack", "bAck"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PopCheckpoint:
     """A pop of ``offsets`` of one queue at ``pop_time``, invisible for ``invisible_time`` ms
     (PopCheckPoint: so, n, d, pt, it, t, q, c, bn)."""
@@ -177,7 +176,7 @@ class PopCheckpoint:
         return (self.topic, self.queue_id, self.start_offset, self.pop_time)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PopAck:
     """Acknowledgements of ``offsets`` popped by the checkpoint with the same key (AckMsg: ao, so,
     pt, t, q, c; BatchAckMsg: aol)."""
@@ -195,7 +194,7 @@ class PopAck:
         return (self.topic, self.queue_id, self.start_offset, self.pop_time)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PopWheel:
     """A group's checkpoints and acknowledgements in the brokers' timer wheels, from
     ``since_ms`` on (per broker: the store time the scan went back to, and whether the entry

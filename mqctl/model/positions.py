@@ -3,12 +3,11 @@ counts (lag times, filtered lag, resets by time, --why)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mqctl.model.queues import MessageQueue
+from mqctl.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueOffset:
     """A position in a queue: (queue, offset)."""
 
@@ -16,7 +15,7 @@ class QueueOffset:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueSpan:
     """A half-open range [start, end) of queue offsets."""
 
@@ -25,7 +24,7 @@ class QueueSpan:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueTime:
     """A time to search a queue for, with the 5.x broker's boundary (``lower``: the first message
     stored at or after it; ``upper``: the last one stored at or before it)."""
@@ -35,7 +34,7 @@ class QueueTime:
     boundary: str = "lower"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TagCount:
     """Tag-hash matches in a span; with verification, the matches whose real tag differs too."""
 

@@ -4,8 +4,9 @@ queues are in ``positions``, offset writes in ``writes``: a read loads neither).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
+
+from mqctl.records import field, record
 
 PERM_READ = 4
 
@@ -18,7 +19,7 @@ RETRY_PREFIX = "%RETRY%"
 TIME_UNREADABLE = -2
 
 
-@dataclass(frozen=True, order=False, slots=True)
+@record(frozen=True, slots=True)
 class MessageQueue:
     """RocketMQ's MessageQueue: topic, brokerName, queueId."""
 
@@ -31,7 +32,7 @@ class MessageQueue:
         return (self.topic.encode("utf-16-be"), self.broker_name.encode("utf-16-be"), self.queue_id)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TopicConfig:
     name: str
     read_queue_nums: int = 16
@@ -47,7 +48,7 @@ class TopicConfig:
         return bool(self.perm & PERM_READ)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueData:
     """One broker's share of a topic in a route (TopicRouteData.queueDatas)."""
 
@@ -62,7 +63,7 @@ class QueueData:
         return bool(self.perm & PERM_READ)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BrokerData:
     """A broker group of a route (TopicRouteData.brokerDatas): broker id -> "ip:port"; id 0 = master."""
 
@@ -79,7 +80,7 @@ class BrokerData:
         return self.master_addr or (self.addrs[0][1] if self.addrs else None)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TopicRoute:
     """A topic's route, in the name server's order (a store backend reproduces that order)."""
 
@@ -92,7 +93,7 @@ class TopicRoute:
         return tuple(q.broker_name for q in self.queue_datas)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueStat:
     """One queue of a group's consume stats (GET_CONSUME_STATS' OffsetWrapper, plus min offset)."""
 
@@ -107,7 +108,7 @@ class QueueStat:
     committed: bool | None = True  # False: the group has no committed offset here; None: unknown
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BrokerFailure:
     """A broker that could not answer one question: its name, address and why."""
 
@@ -117,7 +118,7 @@ class BrokerFailure:
     exit_status: int = 4
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConsumeStats:
     """A group's consume stats merged over the brokers that answered (examineConsumeStats)."""
 
@@ -148,7 +149,7 @@ class BackendKind(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BackendTarget:
     """Which cluster a backend reads: enough to open it again (a journal records it for undo)."""
 
@@ -165,7 +166,7 @@ class BackendTarget:
         return f"name server {self.namesrv}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BackendWarning:
     """Something a backend noticed while answering ("consumerOffset.json is empty; using .bak")."""
 

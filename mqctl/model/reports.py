@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from mqctl.records import field, record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class LagReportSummary:
     """What a lagReport run did: how many queue rows, from where (``source`` "store" or "live"),
     where it wrote them (``out``, ``history``), and the ``top`` groups by diff total (one dict per
@@ -24,7 +25,7 @@ class LagReportSummary:
     groups_without_rows: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LagStatusSummary:
     """What lagReport --status judged: ``queues`` queues of ``history`` over its last ``window_ms``,
     the per-queue statuses written to ``out``, and the worst groups (one dict per group)."""

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mqctl.model.queues import BrokerFailure, MessageQueue
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.model.subexpr import SubExpr
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from mqctl.model.pop import PopView
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ProgressRow:
     """One consumerProgress row, with mqctl's extra columns."""
 
@@ -59,7 +59,7 @@ class ProgressRow:
         return self.lag_ms is None or self.last_timestamp is None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GroupProgress:
     group: str
     rows: list[ProgressRow]
@@ -113,7 +113,7 @@ class GroupProgress:
         return [r for r in self.rows if r.time_unknown]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GroupSummary:
     """One row of the all-groups overview."""
 

@@ -3,9 +3,8 @@ and Java's ``String.hashCode``: the tagsCode a ConsumeQueue entry stores for a m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 __all__ = ["SUB_ALL", "SubExpr", "java_string_hash", "parse_subexpr"]
 
@@ -28,7 +27,7 @@ def java_string_hash(s: str) -> int:
     return h - 0x1_0000_0000 if h >= 0x8000_0000 else h
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class SubExpr:
     """A parsed TAG subscription: either "all" or a set of exact tag strings."""
 

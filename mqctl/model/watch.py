@@ -3,11 +3,10 @@ them gives, and the message a stuck queue waits on (``--watch``, ``--history``, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mqctl.model.clients import StoredMessage
 from mqctl.model.positions import QueueSpan
 from mqctl.model.queues import MessageQueue
+from mqctl.records import record
 
 # One sample per line, in the pipe output and in a --history file.
 SAMPLE_SCHEMA = "mqctl/consumerProgress.sample/v1"
@@ -35,7 +34,7 @@ def severity(status: str) -> int:
     return STATUSES.index(status)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueuePoint:
     """One queue in one sample: the offsets consumerProgress reads."""
 
@@ -58,7 +57,7 @@ class QueuePoint:
         return 0 if self.pull_offset is None else max(self.pull_offset - self.consumer_offset, 0)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Sample:
     """A group's offsets at one instant: one consumerProgress read."""
 
@@ -75,7 +74,7 @@ class Sample:
         return not self.missing_brokers
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Rules:
     """The window statuses are judged over. ``window``: the last N samples a queue appears in;
     ``min_frozen_ms``: how long a committed offset must stand still before STALL, STOP or STUCK
@@ -85,7 +84,7 @@ class Rules:
     min_frozen_ms: int = 10_000
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Rates:
     """Messages per second over a window, and the time to drain the lag at those rates."""
 
@@ -95,7 +94,7 @@ class Rates:
     drain_s: float | None = None  # seconds, with D_DRAINING (0.0 with D_DRAINED)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueWatch:
     """A queue's latest point with what its window says."""
 
@@ -108,7 +107,7 @@ class QueueWatch:
     stale: bool = False  # its broker did not answer the newest sample: the last known values
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class WatchView:
     """A group's window evaluated: per queue and rolled up (the worst status wins)."""
 
@@ -134,7 +133,7 @@ class WatchView:
         return {s: n for s, n in out.items() if n}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class StuckMessage:
     """The message a queue's committed offset points at, and its copies in the retry topic."""
 

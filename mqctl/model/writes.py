@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mqctl.model.queues import MessageQueue
+from mqctl.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OffsetChange:
     """One queue of an offset write: committed offset before (-1 none) and after (-1 removes)."""
 
@@ -16,7 +15,7 @@ class OffsetChange:
     after: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class AppliedQueue:
     """One queue of an applied write, read back from the cluster afterwards."""
 
@@ -32,7 +31,7 @@ class AppliedQueue:
         return self.now == self.target or self.resumed
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class WriteResult:
     """What an offset write did: the brokers written, how (``method``), each queue read back."""
 

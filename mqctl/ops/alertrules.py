@@ -21,10 +21,10 @@ time limit, no ``for``. Pure functions and a state machine: no I/O, the sender i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import UsageError
+from mqctl.records import field, record, replace
 
 if TYPE_CHECKING:
     from mqctl.model import StuckMessage
@@ -38,7 +38,7 @@ A_STATUS = "MqctlConsumerStatus"
 RESOLVED_RETENTION_MS = 15 * 60_000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Thresholds:
     max_lag: int | None = None
     max_lag_s: float | None = None
@@ -48,7 +48,7 @@ class Thresholds:
     labels: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AlertConfig:
     defaults: Thresholds = Thresholds()
     groups: Mapping[str, Thresholds] = field(default_factory=dict)
@@ -145,7 +145,7 @@ def parse_config(table: Mapping[str, Any] | None, where: str = "exporter") -> Al
 # --- alerts ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Alert:
     """One alert as Alertmanager takes it: labels (alertname first), annotations, when it started
     and, once resolved, when it ended."""

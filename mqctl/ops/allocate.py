@@ -16,13 +16,13 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from mqctl.backends.base import Backend
 from mqctl.errors import NotFoundError, UsageError
 from mqctl.model import AllocationResult, MessageQueue, Move, TopicAllocation
 from mqctl.model.javaorder import hashset_order, message_queue_hash
+from mqctl.records import field, record
 
 STRATEGY_NAMES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "MACHINE_ROOM", "MACHINE_ROOM_NEARBY", "CONFIG")
 
@@ -54,7 +54,7 @@ def check(current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[st
     return current_cid in cid_all
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Averagely:
     """AVG: contiguous blocks, the first ``M % N`` consumers one queue more."""
 
@@ -75,7 +75,7 @@ class Averagely:
         return list(mq_all[start : start + size]) if size > 0 else []
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AveragelyByCircle:
     """AVG_BY_CIRCLE: round robin, queue i to consumer i mod N."""
 
@@ -101,7 +101,7 @@ def message_queue_str(mq: MessageQueue) -> str:
     return f"MessageQueue [topic={mq.topic}, brokerName={mq.broker_name}, queueId={mq.queue_id}]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ConsistentHash:
     """CONSISTENT_HASH: a ring of ``virtual_nodes`` points per client id."""
 
@@ -139,7 +139,7 @@ class ConsistentHash:
         return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ByConfig:
     """CONFIG: every consumer gets the configured list, whatever the inputs (no precondition check).
 
@@ -155,7 +155,7 @@ class ByConfig:
         return [MessageQueue(t if t is not None else topic, b, q) for t, b, q in self.entries]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ByMachineRoom:
     """MACHINE_ROOM: only queues of brokers named ``IDC@name`` with IDC in ``consumer_idcs``."""
 
@@ -181,7 +181,7 @@ class ByMachineRoom:
         return len(parts) == 2 and parts[0] in self.consumer_idcs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RoomResolver:
     """``MachineRoomResolver`` for MACHINE_ROOM_NEARBY.
 
@@ -206,7 +206,7 @@ class RoomResolver:
         return room if sep else None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MachineRoomNearby:
     """MACHINE_ROOM_NEARBY: the delegate within each room; rooms without consumers are shared by all."""
 

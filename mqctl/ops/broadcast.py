@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,7 @@ from mqctl.model.broadcast import (
     ClientProgress,
     GroupModel,
 )
+from mqctl.records import replace
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend, ProgressCallback

@@ -4,13 +4,13 @@ their clients), judged by their worst client where the clients' files were given
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.model import GroupSummary
 from mqctl.model.broadcast import BROADCASTING, FOUND_CLIENT_FILES, BroadcastProgress
 from mqctl.ops.broadcast import DEFAULT_STALE_AFTER_MS, client_progress
+from mqctl.records import replace
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend

@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from mqctl.errors import ExitStatus, NotAvailableError, PartialWriteError, RefusedError, StoreError
 from mqctl.model import ConsumeStats, MessageQueue, OffsetChange, QueueStat, ResetPlan, Target
 from mqctl.model.broadcast import ClientJournal, ClientOffsets, ClientPlan, ClientResetPlan, ClientWrite
+from mqctl.records import replace
 from mqctl.store.clientoffsets import PERSIST_INTERVAL_MS
 
 if TYPE_CHECKING:

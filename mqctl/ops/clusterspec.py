@@ -5,11 +5,11 @@ config file's profile, ``$NAMESRV_ADDR``) resolved into the ``BackendTarget`` an
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import UsageError
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -43,7 +43,7 @@ def _profile(profile: str | None) -> Profile:
     return load_profile(name)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClusterSpec:
     """The cluster flags of one command line (cli/cluster.Cluster is this with the flags declared)."""
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mqctl.model import ConsumerConnection, java_string_hash
 from mqctl.model.javaorder import concurrent_hashmap_order
+from mqctl.records import replace
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend

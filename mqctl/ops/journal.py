@@ -18,13 +18,13 @@ import secrets
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl import fsio
 from mqctl.errors import NotFoundError, PartialWriteError, StoreError, UsageError
 from mqctl.model import JOURNAL_SCHEMA, BackendKind, BackendTarget, JournalRecord, MessageQueue, OffsetChange
+from mqctl.records import replace
 
 if TYPE_CHECKING:
     from mqctl.backends.base import OffsetWrite

@@ -17,12 +17,12 @@ import io
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl import fsio
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.model import JournalRecord, ResetPlan
@@ -48,7 +48,7 @@ def plan_rows(plan: ResetPlan) -> list[dict]:
     ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlanFileRow:
     topic: str
     broker_name: str
@@ -57,7 +57,7 @@ class PlanFileRow:
     target_offset: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlanFile:
     group: str
     rows: tuple[PlanFileRow, ...]

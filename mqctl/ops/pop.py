@@ -13,14 +13,14 @@ after its last pop a subscription in the brokers' compensation table
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, NotAvailableError, NotFoundError
 from mqctl.model import RETRY_PREFIX
+from mqctl.records import replace
 
 # mqctl.model.pop loads when a group may be a POP group: a remoting client's group (most of them)
-# is told apart by its topic names, without defining POP's dataclasses at start-up.
+# is told apart by its topic names, without defining POP's data classes at start-up.
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.model import ConsumeStats, GroupOverview, MessageQueue

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.backends.base import Backend, ProgressCallback
 from mqctl.errors import BrokersFailedError, CheckFailedError, MqctlError, NotAvailableError
 from mqctl.model import TIME_UNREADABLE, GroupProgress, GroupSummary, ProgressRow
+from mqctl.records import record
 
 if TYPE_CHECKING:  # names only annotations use: a command loads the model modules it needs
     from mqctl.model import ConsumeStats, MessageQueue, QueueOffset, QueueStat, SubExpr, WatchView
@@ -201,7 +201,7 @@ def group_progress(
         time_cache=time_cache,
     )
     if pop_view is not None and pop_view.inflight is not None:  # POP: popped, not acknowledged
-        from dataclasses import replace
+        from mqctl.records import replace
 
         counts = dict(pop_view.inflight_by_queue)
         rows = [replace(r, inflight=counts.get(r.queue, 0)) for r in rows]
@@ -328,7 +328,7 @@ def check_times_readable(progress: GroupProgress | None = None, groups: Sequence
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Gates:
     """--max-lag / --max-lag-time: checked after the output was printed (exit 10)."""
 

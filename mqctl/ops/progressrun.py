@@ -6,9 +6,10 @@ returns what cli/progress.py draws and judges; the over-time modes are ``ops.wat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend, ProgressCallback
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from mqctl.ops.progress import Gates
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Query:
     """What a one-shot read of one group asks for (consumerProgress -g's flags)."""
 
@@ -27,7 +28,7 @@ class Query:
     show_client_ip: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GroupRead:
     kind: BackendKind
     result: GroupProgress | None = None  # None: the group is broadcasting (``model``)
@@ -102,7 +103,7 @@ def _broadcast_model(
     return group_model(backend, group, declared, rows)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientsRead:
     kind: BackendKind
     result: BroadcastProgress

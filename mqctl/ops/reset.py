@@ -10,7 +10,6 @@ made in ``ops.replan``; what every plan rests on is in ``ops.resetrows``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mqctl.errors import NotFoundError, RefusedError, UsageError
@@ -38,6 +37,7 @@ from mqctl.ops.resetrows import (
     with_online_note,
     with_times,
 )
+from mqctl.records import replace
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend

@@ -5,7 +5,6 @@ time at each target, and the notes of the plan's first line."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mqctl.errors import NotFoundError, RefusedError
@@ -19,12 +18,13 @@ from mqctl.model import (
     QueueOffset,
     ResetPlan,
 )
+from mqctl.records import record, replace
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class QueueNow:
     """What a plan row starts from: a queue, its committed offset (-1 none), min and max."""
 

@@ -6,9 +6,10 @@ and draws what these return."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -31,7 +32,7 @@ def open_for(
     return open_backend(target(), options)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BrokerReset:
     """A reset of the brokers' offsets: where its plan comes from and what to do with it. The
     scope and force are the flags' (a new plan's; the scope's note goes on every plan)."""
@@ -48,7 +49,7 @@ class BrokerReset:
     overwrite: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BrokerResetDone:
     plan: ResetPlan
     journal: Any  # the JournalRecord written by --execute, else None
@@ -90,7 +91,7 @@ def _plan(backend: Backend, req: BrokerReset) -> ResetPlan:
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientsReset:
     """A reset of broadcasting clients' offsets.json (or the undo of one: ``record``)."""
 

@@ -7,16 +7,16 @@ text and millis for the plain header.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.model import Target
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scope:
     """What the target flags name: the target, mqadmin's -s text and millis (plain's header), the
     broker and queue of -b/-q (None: every one), and what the first line says about that scope."""

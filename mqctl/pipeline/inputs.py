@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.errors import UsageError
 from mqctl.model import SubExpr, parse_subexpr
+from mqctl.records import record
 from mqctl.store.offsets import COMMITTED, split_offset_key
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ __all__ = [
 Subscriptions = Mapping[str, Mapping[str, SubExpr]]  # group -> topic -> expression
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BrokerInput:
     """What the job needs to know about one broker's store before Spark reads its CQ files."""
 
@@ -55,7 +55,7 @@ class BrokerInput:
     groups: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ConsumerQueue:
     """One (broker, group, topic, queue) the report covers; committed is -1 when none is stored."""
 
@@ -67,7 +67,7 @@ class ConsumerQueue:
     sub: SubExpr | None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class LiveSnapshot:
     """A live cluster as lagReport -n sees it, fetched on the driver (model objects only).
 
@@ -90,7 +90,7 @@ class LiveSnapshot:
         return sorted(ov.ref.name for ov in self.overviews if ov.stats is not None and not ov.stats.queues)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CqFile:
     """One ConsumeQueue file found on the driver (--cq-read direct): fileStart is the queue
     index of its first slot (the 20-digit file name / 20)."""

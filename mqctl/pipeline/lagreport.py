@@ -8,11 +8,11 @@ No pyspark at import: the CLI imports this module for every lagReport call.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.model import LagReportSummary, LagStatusSummary
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -24,7 +24,7 @@ Warn = Callable[[str], None]
 __all__ = ["Dataset", "SparkFlags", "live_report", "status_report", "store_report"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SparkFlags:
     """How to run Spark: the master, the driver's memory, Spark's log on stderr (``verbose``)."""
 
@@ -34,7 +34,7 @@ class SparkFlags:
     debug: bool = False  # Spark's failures raised as they are (--debug)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Dataset:
     """What the run writes and prints: the dataset under ``out``, the ``history`` appended to, the
     ``top`` groups collected, all at the run's time ``now``."""
@@ -57,7 +57,7 @@ class Dataset:
             check_dataset_target("--history", self.history, stores, must_be_new=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Inputs:
     rows: int  # queue rows the report covers
     brokers: Sequence[BrokerInput] = ()  # stores

@@ -17,13 +17,13 @@ queue:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
 from mqctl.model import STATUSES
 from mqctl.pipeline import spark_schemas as S
+from mqctl.records import record
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,7 +35,7 @@ __all__ = ["StatusRules", "group_status_df", "queue_status_df"]
 Series = Sequence[tuple[int, "QueuePoint"]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StatusRules:
     """The rule functions (module-level, so they travel to executors by reference) and rules."""
 
@@ -109,12 +109,11 @@ def _point(queue: Any, p: dict[str, Any]) -> QueuePoint:
 
 
 def _judge_batches(batches: Iterator[pa.RecordBatch], rules: StatusRules) -> Iterator[pa.RecordBatch]:
-    from dataclasses import replace
-
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from mqctl.model import MessageQueue
+    from mqctl.records import replace
 
     schema = to_arrow_schema(S.QUEUE_STATUS)
     keys = ("group", "topic", "brokerName", "queueId", "lastMs", "groupNewest", "points")

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from mqctl.errors import AccessDeniedError
+from mqctl.records import record
 from mqctl.remoting.codes import ResponseCode
 
 # ", org.apache.rocketmq.acl.plain.PlainPermissionManager.validate(PlainPermissionManager.java:683)"
@@ -30,7 +30,7 @@ _CLASS = re.compile(r"^\s*(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error):\s*
 _ACL_CLASSES = ("AclException", "AuthenticationException", "AuthorizationException")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Reason:
     pattern: re.Pattern[str]
     reason: str  # may use {kind} and {name} from the pattern's groups

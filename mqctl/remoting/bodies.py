@@ -24,11 +24,11 @@ there are no encoders.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import ProtocolError, StoreCorruptError
 from mqctl.model import BrokerData, ConsumeStats, MessageQueue, QueueData, QueueStat, TopicRoute
+from mqctl.records import record
 from mqctl.remoting.bodies_json import (
     INT32,
     INT64,
@@ -99,7 +99,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ClusterInfo:
     """GET_BROKER_CLUSTER_INFO (106): broker groups by name, and each cluster's broker names."""
 
@@ -107,7 +107,7 @@ class ClusterInfo:
     clusters: dict[str, tuple[str, ...]]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TopicOffset:
     """One queue of GET_TOPIC_STATS_INFO (202): min offset, max offset (next to write), last store time."""
 

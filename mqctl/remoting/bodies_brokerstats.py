@@ -9,15 +9,15 @@ broker's address and diff totals, which are not kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from mqctl.model import ConsumeStats, MessageQueue
+from mqctl.records import record
 from mqctl.remoting.bodies import consume_stats_of
 from mqctl.remoting.bodies_json import INT32, as_list, as_map, bean, get_int, parse_object, parse_object_keyed
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BrokerStats:
     """One broker's 317 answer: every subscription group (the broker's whole table, in the
     body's order) with its per-topic consume stats (no pull offsets: 317 leaves them at 0)."""
@@ -25,7 +25,7 @@ class BrokerStats:
     groups: dict[str, list[ConsumeStats]]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class QueueCounts:
     """One broker's topic configs as the two requests read them: topic -> (read queue number,
     write queue number), and its static topics (5.x logical queues, topicQueueMappingDetailMap)."""

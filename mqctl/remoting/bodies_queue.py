@@ -56,10 +56,10 @@ body does not show.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from mqctl.errors import ProtocolError, StoreError
 from mqctl.model import StoredMessage
+from mqctl.records import record
 from mqctl.remoting.bodies_json import INT32, as_list, bean, check_depth, get_int, parse_object
 
 __all__ = [
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CqEntry:
     """One consume-queue unit: its queue offset, and where its message sits in the commit log."""
 
@@ -82,7 +82,7 @@ class CqEntry:
     tags_code: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CqAnswer:
     """A QUERY_CONSUME_QUEUE answer: the entries from the asked index, and the queue's bounds."""
 
@@ -132,7 +132,7 @@ def _fast_object(body: bytes) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CqScan:
     """A QUERY_CONSUME_QUEUE page reduced to what tag counting needs: how many units it held,
     how many matched, the matches' commit-log offsets (when asked) and the queue's bounds."""

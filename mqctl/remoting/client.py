@@ -12,10 +12,10 @@ import selectors
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.errors import BrokerResponseError, MqctlError, RemoteTimeoutError
+from mqctl.records import record
 from mqctl.remoting.client_conn import CLOSED, CONNECTING, HANDSHAKING, OPEN, RESOLVING, Conn, Pending
 from mqctl.remoting.codes import CURRENT_VERSION, ResponseCode, SerializeType, request_name
 from mqctl.remoting.frame import (
@@ -43,7 +43,7 @@ _STATE_NOTE = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Call:
     """One request of a ``call_many`` batch; ``timeout`` None means the client's."""
 

@@ -85,7 +85,7 @@ class _Resolver:
 class Pending:
     """One call of a ``call_many`` batch on its way: queued, then in flight on a connection."""
 
-    # A plain slotted class: a dataclass would cost import time on every CLI start.
+    # A plain slotted class: even a record would cost import time on every CLI start.
     __slots__ = (
         "index",
         "addr",

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 
 from mqctl.errors import ProtocolError
+from mqctl.records import field, record
 from mqctl.remoting.codes import CURRENT_VERSION, LanguageCode, SerializeType
 
 JSON = SerializeType.JSON
@@ -33,7 +33,7 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RemotingCommand:
     """One request or response: the logical header fields of remoting.md 3.1 plus the body."""
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from mqctl.records import field, record
 
 ACCESS_KEY = "AccessKey"
 SECURITY_TOKEN = "SecurityToken"
 SIGNATURE = "Signature"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Credentials:
     """An access key pair; ``repr`` and ``str`` never show the secret key or the token."""
 

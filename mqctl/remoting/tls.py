@@ -10,10 +10,10 @@ bundle) or the system store; ``insecure`` checks nothing (test clusters).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.errors import UnreachableError, UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     import ssl
@@ -26,7 +26,7 @@ _CLIENT_HINT = "the server wants a client certificate it trusts: pass --tls-cert
 _PLAIN_HINT = "the server may not speak TLS: drop --tls"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TlsSettings:
     """How to talk TLS: whom to trust (``ca_file``, else the system store; ``insecure``: nobody
     is checked) and the client certificate for mutual TLS (PEM files, the key unencrypted)."""

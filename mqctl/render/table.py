@@ -21,8 +21,9 @@ printed only when colours are shown (not under NO_COLOR, TERM=dumb or on a pipe)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
+
+from mqctl.records import field, record
 
 Kind = Literal["number", "id", "text"]
 
@@ -30,7 +31,7 @@ Kind = Literal["number", "id", "text"]
 _GAP = 2
 
 
-@dataclass
+@record
 class Column:
     header: str
     justify: str = "left"  # "left" | "right"
@@ -40,7 +41,7 @@ class Column:
     priority: int = 0  # among optional columns: the lowest is dropped first (ties: the rightmost)
 
 
-@dataclass
+@record
 class TableSpec:
     columns: list[Column]
     rows: Sequence[Sequence[Any]]
@@ -50,7 +51,7 @@ class TableSpec:
     legend: str | None = None  # what the colours mean: printed only when colours are shown
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """How a table fits a width: the columns shown and their widths, or one record per row."""
 

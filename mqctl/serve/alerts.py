@@ -17,8 +17,9 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.ops.alertrules import Alert
@@ -48,7 +49,7 @@ def payload(alerts: Sequence[Alert], now_ms: int, valid_ms: int, generator_url: 
     ]
 
 
-@dataclass
+@record
 class Target:
     """One Alertmanager and what it has taken."""
 

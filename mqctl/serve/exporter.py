@@ -7,10 +7,10 @@ server down) leaves the last one served and is tried again at the next interval.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mqctl.ops.watch.fleet import FleetFilter
+from mqctl.records import field, record
 from mqctl.serve.families import Shape
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mqctl.ops.watch.fleet import FleetRound
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ExporterOptions:
     listen: str = "127.0.0.1:9877"
     interval_s: float = 15.0

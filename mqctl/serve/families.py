@@ -18,10 +18,10 @@ topics some group consumes).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mqctl.model import RETRY_PREFIX, STATUSES
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.ops.watch.fleet import FleetRound, GroupTick
@@ -30,7 +30,7 @@ DLQ_PREFIX = "%DLQ%"
 Q_LABELS = ["group", "topic", "broker", "queue_id"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shape:
     """How a round is drawn: the series budget (--max-series) and rocketmq-exporter compatibility."""
 

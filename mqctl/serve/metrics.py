@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mqctl.records import field, record
 from mqctl.serve.families import Shape, build
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def reason_of(exit_status: int) -> str:
     return REASONS.get(int(exit_status), "error")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Health:
     """What the exporter knows about itself across rounds (counters only go up)."""
 
@@ -40,7 +40,7 @@ class Health:
     last_error: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Snapshot:
     """What a scrape serves: one complete round's families (built once), its time and cost, and
     the exporter's health. Replaced as a whole, never changed."""

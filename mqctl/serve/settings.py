@@ -5,10 +5,10 @@ table read, the libraries it needs asked for. cli/exporter.py declares the flags
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.errors import NotAvailableError, UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.ops.alertrules import AlertConfig
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from mqctl.serve.exporter import ExporterOptions
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """The checked flags a run and --print-rules use."""
 

@@ -26,7 +26,6 @@ Writing it while its client is stopped: ``store.clientwrite``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import FrozenKey, dumps_compact, loads
 from mqctl.model import MessageQueue
 from mqctl.model.javaorder import concurrent_hashmap_order, message_queue_hash
+from mqctl.records import record, replace
 from mqctl.store.offsets import LoadedConfig, as_int, decode_document, load_config_file
 
 __all__ = [
@@ -73,7 +73,7 @@ _INT32 = (-(2**31), 2**31 - 1)
 _MQ_FIELDS = ("brokerName", "queueId", "topic")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClientOffsetTable:
     """The decoded file: (queue, next offset) in the file's order, and the layout it was written in
     (None when the text does not tell, e.g. compact or hand-written JSON)."""

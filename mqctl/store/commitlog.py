@@ -12,12 +12,12 @@ import mmap
 import struct
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from mqctl.errors import StoreCorruptError, StoreError
+from mqctl.records import field, record
 from mqctl.store.segments import Segment, close_maps, find_segments
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ _TAIL = struct.Struct(">iqi")  # reconsumeTimes, preparedTransactionOffset, body
 _MAGIC_SYSFLAG = struct.Struct(">4xI28xi")  # magic at 4, sysFlag at 36
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MessageRecord:
     total_size: int
     magic: int

@@ -22,16 +22,15 @@ for payment-service's), so mqadmin's overview would list all seven.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 import secrets
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import StoreError, UsageError
+from mqctl.records import record, replace
 from mqctl.store.writer import StoreWriter
 
 __all__ = [
@@ -59,7 +58,7 @@ REFUND_TOPIC = "RefundEvents"
 PAYMENT_RETRY_TOPIC = "%RETRY%payment-service"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DemoSummary:
     """What ``build_demo_store`` wrote; the mappings are ground truth for tests."""
 
@@ -142,7 +141,7 @@ def build_demo_store(root: Path, *, now_ms: int | None = None, seed: int = 7) ->
                 hint="nothing was left behind; free some space or choose another path",
             ) from None
         raise
-    return dataclasses.replace(summary, root=root)
+    return replace(summary, root=root)
 
 
 def _make_parents(directory: Path) -> list[Path]:

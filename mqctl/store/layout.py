@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import StoreError, StoreUnsupportedError
+from mqctl.records import record
 from mqctl.store.configread import DENIED_HINT
 
 __all__ = ["StoreLayout", "denied_path"]
@@ -36,7 +36,7 @@ def denied_path(path: Path) -> Path:
     return path
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StoreLayout:
     """A validated broker store root (``storePathRootDir``) of broker ``name``."""
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import dumps_pretty, loads
 from mqctl.model.javaorder import string_order
+from mqctl.records import field, record
 from mqctl.store.configread import DENIED_HINT, ConfigUnreadable, read_config_bytes
 
 __all__ = [
@@ -102,7 +102,7 @@ def split_offset_key(key: str) -> tuple[str, str, str] | None:
 # The table
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OffsetTable:
     """The persisted part of the broker's ConsumerOffsetManager.
 
@@ -208,7 +208,7 @@ def encode_consumer_offsets(table: OffsetTable) -> bytes:
 # Loading with the broker's fallback rule (spec 2.6)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LoadedConfig(Generic[T]):
     """A config file as the broker would load it: ``value`` None means "start empty"."""
 
@@ -325,7 +325,7 @@ def _fall_back_to_bak(
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LoadedOffsets:
     table: OffsetTable
     path: Path | None

@@ -9,17 +9,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import StoreCorruptError, StoreError
+from mqctl.records import record
 
 __all__ = ["Segment", "close_maps", "find_segments"]
 
 _SEGMENT_NAME = re.compile(r"\d{20}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Segment:
     """One segment file: its path, the byte offset its name encodes, and its length."""
 

@@ -18,13 +18,13 @@ import os
 import struct
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mqctl.errors import UsageError
 from mqctl.fastjson import dumps_pretty
 from mqctl.model import java_string_hash
+from mqctl.records import record
 from mqctl.store.metadata import default_group_config
 from mqctl.store.offsets import OffsetTable, encode_consumer_offsets
 
@@ -61,14 +61,14 @@ Host = tuple[str, int]
 # Default bean values of a SubscriptionGroupConfig as a 5.3.3 broker persists it (spec 2.4).
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class PutResult:
     phys: int
     queue_offset: int
     size: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class WrittenMessage:
     """Ground truth for one record the writer appended."""
 
@@ -186,7 +186,7 @@ def encode_cq_entry(phys: int, size: int, tags: str | None) -> bytes:
     return _CQ_ENTRY.pack(phys, size, tags_code)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class _QueueState:
     directory: Path
     next_offset: int = 0

@@ -207,7 +207,9 @@ def test_acl_with_a_wrong_secret_is_denied_and_no_secret_is_shown(cluster: FakeC
         ("ghostuser", SECRET, "unknown access key", "No acl config for ghostuser"),
     ],
 )  # fmt: skip
-def test_a_4x_acl_refusal_reads_without_java(cluster: FakeCluster, key: str, secret: str, why: str, remark: str) -> None:
+def test_a_4x_acl_refusal_reads_without_java(
+    cluster: FakeCluster, key: str, secret: str, why: str, remark: str
+) -> None:
     """4.x answers code 1 with 'org.apache...AclException: <why>, <a stack frame>' (a real 4.9.7
     broker's words): one line per broker without the class and the frame, exit 8 (today: 5)."""
     cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False, style="4.x")  # a 4.x name server has no ACL
@@ -215,7 +217,10 @@ def test_a_4x_acl_refusal_reads_without_java(cluster: FakeCluster, key: str, sec
     assert run.code == 8
     line = run.error_line()
     for broker in ("broker-a", "broker-b"):
-        assert f"{broker} denied GET_CONSUME_STATS on group G1 for access key {key}: {why} (broker: {remark})" in line
+        assert (
+            f"{broker} denied GET_CONSUME_STATS on group G1 for access key {key}: {why} (broker: {remark})"
+            in line
+        )
     assert "org.apache" not in run.err and ".java:" not in run.err and "AclException" not in run.err
     assert_secret_not_shown(run, secret)
 

@@ -142,10 +142,15 @@ def test_a_reset_denied_by_one_broker_is_partial_and_undo_takes_the_rest_back(cl
     run = reset(cluster, keyed, "-g", "G2", "-t", "TopicTest", "--to-latest", "--execute")
     assert run.code == 8, run.err  # today: 5
     line = run.error_line()
-    assert line.startswith("mqctl: error: 1 of 2 broker(s) did not take the reset (broker-b: broker-b denied ")
+    assert line.startswith(
+        "mqctl: error: 1 of 2 broker(s) did not take the reset (broker-b: broker-b denied "
+    )
     assert f"INVOKE_BROKER_TO_RESET_OFFSET on group G2, topic TopicTest for access key {ACCESS_KEY}" in line
     assert "no permission on group G2" in line and "broker-a did (kept in the journal)" in line
-    assert offsets(cluster, "G2", "TopicTest") == {"broker-a": ALL_AT_3["broker-a"], "broker-b": G2_BEFORE["broker-b"]}
+    assert offsets(cluster, "G2", "TopicTest") == {
+        "broker-a": ALL_AT_3["broker-a"],
+        "broker-b": G2_BEFORE["broker-b"],
+    }
     undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
     assert undo.code == 0, undo.err
     assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE
@@ -154,7 +159,9 @@ def test_a_reset_denied_by_one_broker_is_partial_and_undo_takes_the_rest_back(cl
     assert all(SECRET not in f.read_text() for f in journal.rglob("*") if f.is_file())
 
 
-def test_a_reset_every_broker_denies_is_journalled_as_refused_and_undo_has_nothing_to_undo(cluster, env) -> None:
+def test_a_reset_every_broker_denies_is_journalled_as_refused_and_undo_has_nothing_to_undo(
+    cluster, env
+) -> None:
     """Both brokers deny the write: nothing moved, the journal record says ``refused`` (not
     ``partial``) with no broker holding the new offsets, and --undo says there is nothing to undo
     (it checks the cluster, which still holds the offsets from before), writing nothing."""
@@ -176,6 +183,8 @@ def test_a_reset_every_broker_denies_is_journalled_as_refused_and_undo_has_nothi
     assert (doc["state"], doc.get("appliedBrokers") or []) == ("refused", [])
     undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
     assert undo.code == 5, undo.err
-    assert undo.error_line().startswith(f"mqctl: error: nothing to undo: reset {record.stem} never landed (its ")
+    assert undo.error_line().startswith(
+        f"mqctl: error: nothing to undo: reset {record.stem} never landed (its "
+    )
     assert "every broker refused it" in undo.error_line()
     assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE

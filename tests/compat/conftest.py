@@ -218,7 +218,11 @@ def secure(
     failed_before = request.session.testsfailed
     try:
         cluster.start()
-        _timings[f"{version.name} secured cluster"] = {"start": time.monotonic() - t0, "session": 0.0, "stop": 0.0}
+        _timings[f"{version.name} secured cluster"] = {
+            "start": time.monotonic() - t0,
+            "session": 0.0,
+            "stop": 0.0,
+        }
         yield cluster
     finally:
         t2 = time.monotonic()

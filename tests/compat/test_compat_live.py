@@ -137,6 +137,7 @@ def test_live_overview_plain_is_mqadmins_and_agrees_with_the_store(
         ok &= fidelity.check(f"store and live overviews: {group} foundIn", store[group], live[group])
     assert ok, "the live overview differs from mqadmin or from the store's, see the fidelity section"
 
+
 def _overview_rows(text: str) -> dict[str, list[str]]:
     """Group -> its overview cells (#Count #Version #Type #Model #TPS #Diff Total) by whitespace."""
     rows = {}

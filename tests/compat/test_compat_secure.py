@@ -137,7 +137,9 @@ def test_reads_equal_mqadmin_with_the_same_account(secure, data, account, journa
         f"{what}: overview diff total of {GROUP}", groups.get(GROUP), QUEUES * (STORED - CONSUMED)
     )
     real_overview = {ln.split()[0]: int(ln.split()[-1]) for ln in secure.mqadmin_ok_as(account, "consumerProgress").splitlines()[1:] if ln.strip()}  # fmt: skip
-    ok &= fidelity.check(f"{what}: overview diff total = mqadmin's", groups.get(GROUP), real_overview.get(GROUP))
+    ok &= fidelity.check(
+        f"{what}: overview diff total = mqadmin's", groups.get(GROUP), real_overview.get(GROUP)
+    )
     ips = "10.0.0.1,10.0.0.2,10.0.0.3"
     plain = mq(secure, account, "allocateMQ", "-t", TOPIC, "-i", ips, "-o", "plain")
     ok &= fidelity.check(

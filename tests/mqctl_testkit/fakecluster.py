@@ -39,7 +39,9 @@ from mqctl_testkit.fakebodies import Reply, broker_answer, namesrv_answer
 from mqctl_testkit.fakemodel import Cluster
 
 ACL_REMARK = "check signature failed."  # a 5.3.3 broker's remark for a wrong signature
-_ACL4 = "org.apache.rocketmq.acl.common.AclException: {}, org.apache.rocketmq.acl.plain.PlainPermissionManager.{}"
+_ACL4 = (
+    "org.apache.rocketmq.acl.common.AclException: {}, org.apache.rocketmq.acl.plain.PlainPermissionManager.{}"
+)
 
 
 def acl_refusal(fields: dict[str, str], body: bytes, acl: tuple[str, str], style: str, denied: set[str]):  # type: ignore[no-untyped-def]
@@ -53,9 +55,13 @@ def acl_refusal(fields: dict[str, str], body: bytes, acl: tuple[str, str], style
         if key != acl[0]:
             return 1, _ACL4.format(f"No acl config for {key}", "validate(PlainPermissionManager.java:667)")
         if not signature_ok(fields, body, *acl):
-            return 1, _ACL4.format(f"Check signature failed for accessKey={key}", "validate(PlainPermissionManager.java:683)")
+            return 1, _ACL4.format(
+                f"Check signature failed for accessKey={key}", "validate(PlainPermissionManager.java:683)"
+            )
         if group in denied:
-            return 1, _ACL4.format(f"No default permission for group:{group}", "checkPerm(PlainPermissionManager.java:605)")
+            return 1, _ACL4.format(
+                f"No default permission for group:{group}", "checkPerm(PlainPermissionManager.java:605)"
+            )
         return None
     if key is None:
         return 16, "username cannot be null."
@@ -64,7 +70,10 @@ def acl_refusal(fields: dict[str, str], body: bytes, acl: tuple[str, str], style
     if not signature_ok(fields, body, *acl):
         return 16, ACL_REMARK
     if group in denied:
-        return 16, f"User:{key} has no permission to access Group:{group} from 127.0.0.1, no matched policies."
+        return (
+            16,
+            f"User:{key} has no permission to access Group:{group} from 127.0.0.1, no matched policies.",
+        )
     return None
 
 

@@ -223,6 +223,7 @@ class MemoryBackend:
             a for a in self.wheel_acks if a.group == group and a.broker in brokers and a.pop_time >= since_ms
         )
         return PopWheel(cks, acks, tuple((b, since_ms) for b in brokers))
+
     def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
         self.calls["broadcast_pull_offsets"] += 1
         return {g: dict(o) for g, o in self.broadcast_pulls.items()}

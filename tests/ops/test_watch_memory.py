@@ -4,8 +4,6 @@ Expected values are worked out by hand from the offsets set below."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from mqctl_testkit.memory_backend import MemoryBackend, Queue
 
@@ -14,6 +12,7 @@ from mqctl.model import MessageQueue, QueueOffset, Rules, Sample, StoredMessage,
 from mqctl.ops import progress
 from mqctl.ops.watch import rules as watch
 from mqctl.ops.watch import why
+from mqctl.records import replace
 
 T, R = "Orders", "%RETRY%G"
 A = "broker-a"
@@ -121,7 +120,7 @@ class RetryBackend(MemoryBackend):
             return m
         original = f"MEM{10:029X}"
         n = self.copies.index(position.offset) + 1
-        return dataclasses.replace(m, reconsume_times=n, properties=(("ORIGIN_MESSAGE_ID", original),))
+        return replace(m, reconsume_times=n, properties=(("ORIGIN_MESSAGE_ID", original),))
 
 
 def retry_cluster() -> RetryBackend:

@@ -10,12 +10,12 @@ pipe output and the --history file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.ops.broadcast import DEFAULT_STALE_AFTER_MS
 from mqctl.ops.watch.sampler import GroupSampler, Tick
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mqctl.model.broadcast import BroadcastProgress
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BroadcastTick:
     """One sample of every client: the read it came from, a Tick per client (its window), and the
     warnings not given before."""

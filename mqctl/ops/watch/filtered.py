@@ -11,17 +11,17 @@ expression) counts the whole range again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.model import MessageQueue, QueueSpan, QueueStat
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Want:
     """A group's queue and the tag expression its consumers subscribe to it with."""
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError
 from mqctl.ops.watch.sampler import GroupWindow, Tick
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 UNSUPPORTED_BROADCAST = "broadcast"  # offsets live in each client (offsets.json), not on the brokers
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FleetFilter:
     """--group-allow/--group-deny/--topic-allow/--topic-deny: which groups and topics a round
     covers (regexes, searched anywhere in the name; deny wins)."""
@@ -57,7 +57,7 @@ class FleetFilter:
         return self._ok(name, self.topic_allow, self.topic_deny)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GroupTick:
     """One group in one round. ``tick`` is None when the group is unsupported or could not be
     read (``failure``); ``filtered``: per queue, the subscription expression and the exact count
@@ -71,7 +71,7 @@ class GroupTick:
     filtered: Mapping[MessageQueue, tuple[str, int]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FleetRound:
     """A complete round: every group read, the brokers that did not answer (broker -> why), the
     groups kept from earlier rounds because a broker was missing, and what it cost."""
@@ -158,11 +158,10 @@ class FleetSampler:
         )
 
     def _ticks(self, overviews: Sequence[GroupOverview], now: int) -> list[GroupTick]:
-        from dataclasses import replace
-
         from mqctl.model import GroupProgress
         from mqctl.ops import progress
         from mqctl.ops.watch import filtered, rules
+        from mqctl.records import replace
 
         pops, not_groups = self._pop_groups(overviews)
         overviews = [ov for ov in overviews if ov.ref.name not in not_groups]

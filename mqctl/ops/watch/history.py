@@ -154,10 +154,9 @@ def record(
     """--history from a one-shot read (cron): the read judged with the file's last window, then
     appended to the file. Returns the view and the file's warnings (cut lines). ``client``: the
     read is one broadcasting client's (its samples are judged and recorded apart)."""
-    from dataclasses import replace
-
     from mqctl.ops.watch import codec
     from mqctl.ops.watch.rules import evaluate, sample_from_progress
+    from mqctl.records import replace
 
     seed, warnings = read_history(path, progress.group, topic, rules.window * 3, client=client)
     sample = replace(sample_from_progress(progress, kind, topic), client=client)

@@ -6,11 +6,11 @@ interval, --max-status, --why's queue). cli/progress_watch.py parses the flags a
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import UsageError
+from mqctl.records import record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -74,7 +74,7 @@ def why(
         return stuck, [str(w) for w in backend.take_warnings()]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Watch:
     """What --watch runs (``sampler.run``): the sampler, its sample times, the --history file
     (checked), and the warnings of reading that history."""

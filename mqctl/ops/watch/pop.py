@@ -12,10 +12,10 @@ its cadence, is STUCK. The copies sit on the retry topic's queue, which carries 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mqctl.model import QueueOffset, StoredMessage, StuckMessage
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -87,7 +87,7 @@ def pop_stuck_message(
     )
 
 
-@dataclass
+@record
 class RetryReader:
     """The entries of a group's POP retry queues read so far (each read once): the newest ``limit``
     at the first sample, then what arrived since, at most ``limit`` per sample."""
@@ -125,11 +125,10 @@ def mark_stuck(
 ) -> WatchView:
     """The view with each POP retry queue whose newest entries hold a stuck message marked STUCK
     (added when the view lacks the queue, as with -t), its message put in ``stuck``."""
-    from dataclasses import replace
-
     from mqctl.errors import MqctlError
     from mqctl.model import QueuePoint, QueueWatch
     from mqctl.ops.watch.rules import drain, worst
+    from mqctl.records import replace
 
     assert progress.pop is not None
     queues = {w.point.queue: w for w in view.queues}

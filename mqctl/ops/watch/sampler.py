@@ -16,11 +16,11 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mqctl.errors import MqctlError
+from mqctl.records import field, record
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
@@ -41,7 +41,7 @@ STORE_NOTE = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tick:
     """One sample as a sink receives it: the window judged, the stuck messages of its STUCK and
     STALL queues, the consumerProgress read it came from, and warnings not given before."""
@@ -203,9 +203,8 @@ class GroupSampler:
     def judge(self, result: GroupProgress, client: str | None = None) -> Tick:
         """One read into the window, judged: this sampler's own (``take``) or, for a broadcasting
         group, one client's rows from a read of all its clients (``client``: its label)."""
-        from dataclasses import replace
-
         from mqctl.ops.watch import rules
+        from mqctl.records import replace
 
         sample = rules.sample_from_progress(result, self.backend.kind, self.topic)
         if client is not None:  # a client's file holds no pull offsets
