@@ -47,7 +47,10 @@ FLAVOURS = [(True, True), (True, False), (False, True), (False, False)]
 @pytest.mark.parametrize(("frozen", "slots"), FLAVOURS)
 def test_init_repr_eq_as_dataclasses(frozen: bool, slots: bool) -> None:
     std, rec = _both(frozen, slots)
-    for args, kwargs in [((1, "a"), {}), ((2, "b"), {"tags": ["t"], "note": "n", "secret": "k", "weight": 2.5})]:
+    for args, kwargs in [
+        ((1, "a"), {}),
+        ((2, "b"), {"tags": ["t"], "note": "n", "secret": "k", "weight": 2.5}),
+    ]:
         a, b = std(*args, **kwargs), rec(*args, **kwargs)
         assert repr(a) == repr(b)
         assert "secret" not in repr(b)
