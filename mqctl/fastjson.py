@@ -216,17 +216,44 @@ class _Parser:
                 raise self.fail("expected ',' or ']'")
 
 
+# A bare integer key where a key may start (after "{" or ","). Quoted for the stdlib parser with an
+# escaped NUL in front, which marks it: no other key can start with a NUL, since a text holding
+# one (raw or escaped) never takes this path. A match inside a string splits it into string, raw NUL, string, which no
+# JSON parser accepts: such a text goes to the lenient parser instead of being misread.
+_BARE_INT_KEY = re.compile(r"([{,][ \t\r\n]*)(-?\d+)(?=[ \t\r\n]*:)", re.ASCII)
+
+
+def _int_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
+    return {int(k[1:]) if k[:1] == "\0" else k: v for k, v in pairs}
+
+
+def _loads_int_keys(text: str) -> Any:
+    """fastjson's most common departure from JSON, unquoted integer keys (``{0:250}``: every
+    offset table), read by the stdlib's C parser: the keys are quoted with a mark and turned
+    back into ints. ``None`` when the text is anything else (the lenient parser decides)."""
+    if "\0" in text or "\\u0000" in text:
+        return None
+    try:
+        return json.loads(_BARE_INT_KEY.sub(r'\1"\\u0000\2"', text), object_pairs_hook=_int_keys)
+    except (ValueError, RecursionError):
+        return None
+
+
 def loads(text: str) -> Any:
     """Parse fastjson output (a superset of JSON); raise ``StoreCorruptError`` with a position.
 
     Standard JSON (every map key a string: route data, subscription-group tables, consume-queue
-    pages) goes through the stdlib's C parser, many times faster; anything it refuses (unquoted
-    integer keys, object keys, raw control characters) through the lenient one.
+    pages) goes through the stdlib's C parser, many times faster; so do unquoted integer keys
+    (``_loads_int_keys``); anything the stdlib refuses after that (object keys, raw control
+    characters, damage) through the lenient one, which says where the text is wrong.
     """
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
+    fast = _loads_int_keys(text)
+    if fast is not None:
+        return fast
     p = _Parser(text.removeprefix("\ufeff"))
     result = p.value(0)
     p.skip_ws()

@@ -243,3 +243,62 @@ def test_int_map_fast_path_agrees_with_general_parser(text: str, expected: dict)
 def test_int_map_malformed(text: str) -> None:
     with pytest.raises(StoreCorruptError):
         loads(text)
+
+
+# --- unquoted integer keys through the stdlib parser (fastjson._loads_int_keys) -------------------
+
+
+def _lenient(text: str) -> object:
+    from mqctl.fastjson import _Parser
+
+    p = _Parser(text)
+    value = p.value(0)
+    p.skip_ws()
+    assert p.pos == len(text)
+    return value
+
+
+def test_offset_tables_take_the_stdlib_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mqctl.fastjson as fj
+
+    expected = _lenient(CONSUMER_OFFSET_TEXT)
+    monkeypatch.setattr(fj, "_Parser", None)  # the lenient parser is not reached
+    doc = loads(CONSUMER_OFFSET_TEXT)
+    assert doc == expected
+    assert doc["offsetTable"]["TopicTest@GroupA"] == {0: 250, 1: 251, 2: 0, 10: 9999999999}
+    assert all(type(k) is int for k in doc["offsetTable"]["TopicTest@GroupA"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a,1:b":{0:5}}', {"a,1:b": {0: 5}}),  # a key-like run inside a string stays text
+        ('{"x{2:":{-3:4}}', {"x{2:": {-3: 4}}),
+        ('{"q\\",7:":{1:1}}', {'q",7:': {1: 1}}),  # after an escaped quote, still inside the string
+        ('{"\\u00001":2,3:4}', {"\x001": 2, 3: 4}),  # an escaped NUL key is never read as an int
+        ('{1:2,"1":3}', {1: 2, "1": 3}),  # a quoted number stays a string beside the int key
+        ("{ 7 :\n 8 , 9:[{10:11}]}", {7: 8, 9: [{10: 11}]}),
+        ("{1:2,1:5}", {1: 5}),  # the last of two equal keys, as fastjson's map keeps it
+    ],
+)
+def test_integer_keys_read_as_the_lenient_parser_reads_them(text: str, expected: object) -> None:
+    assert loads(text) == expected == _lenient(text)
+    assert [type(k) for k in loads(text)] == [type(k) for k in expected]  # type: ignore[attr-defined]
+
+
+_keys = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.text(alphabet=st.sampled_from(list('ab,{}:"\\0129 \x00')), max_size=8),
+)
+_docs = st.recursive(
+    st.one_of(st.integers(), st.text(max_size=6), st.booleans(), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_docs)
+def test_stdlib_path_equals_the_lenient_parser(doc: object) -> None:
+    for text in (dumps_compact(doc), dumps_pretty(doc)):
+        assert loads(text) == _lenient(text)
