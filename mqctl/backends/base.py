@@ -121,8 +121,7 @@ class Backend(Protocol):
         offset or subscription tables know, in mqadmin's order, each with its consume stats.
         ``detail`` (the fleet question, lagReport's): each queue's min offset and whether the
         group has a committed offset there, in a few more requests per broker, not per group, and
-        its pull offset. Without ``detail`` a pull offset may be unknown (None): a live cluster's
-        stats come from one request per broker that has none (backends/live_brokerstats.py)."""
+        its pull offset (None where the broker does not report it: 4.x, 5.0)."""
         ...
 
     # --- per group ---------------------------------------------------------------------

@@ -3,27 +3,40 @@
 mqadmin lists the groups of the name server's ``%RETRY%`` topics (GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
 iterated in the Java HashSet order it decodes the list into) and then, group by group, asks
 for consume stats and connections (about eight requests each, one after the other). Here the
-same answers come from every broker at once: one GET_BROKER_CONSUME_STATS per broker, which
-holds every group's stats (``live_brokerstats``: where it cannot answer what GET_CONSUME_STATS
-would, that request per group and broker, as ``detail`` always does), and one
-GET_CONSUMER_CONNECTION_LIST per group, all pipelined; plus the groups mqadmin cannot see
-(committed offsets but no retry topic: GET_ALL_CONSUMER_OFFSET; a subscription group only: its
-subscription-group table, which GET_BROKER_CONSUME_STATS lists, else
-GET_ALL_SUBSCRIPTIONGROUP_CONFIG), marked by where they were found. A broker's predefined system
-groups are left out. The queues of a group's stats come in the answering broker's order.
+same answers come in two pipelined rounds:
+
+1. every broker's offset table (GET_ALL_CONSUMER_OFFSET, 43) and group list
+   (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201), with one GET_CONSUMER_CONNECTION_LIST per group
+   mqadmin lists;
+2. GET_CONSUME_STATS (208) for every (group, topic) pair of each broker's offset table, with the
+   ``topic`` field, and the connections of the groups only the tables know.
+
+208 without a topic walks the topics ``whichTopicByConsumer`` finds in the broker's offset table
+-- a scan of the whole table, for every group: at 1,000 groups the broker spends a quarter of a
+second on it, as it does on GET_BROKER_CONSUME_STATS (317), which does the same for every group
+at once. With the topic named, the broker skips the scan and applies the same rules to that topic
+(a topic without a config is left out; an online group's unsubscribed topics too:
+AdminBrokerProcessor.getConsumeStats, 4.9.7 to 5.5), so the group's stats are the union of its
+topics' answers, its TPS their sum in the order 208 adds them (the HashSet's). A group with no
+topic in a broker's table has empty stats there (what 208 answers) and costs no request; a
+broker whose table could not be read is asked 208 without a topic for each group, as mqadmin
+asks. A group's queues come topic by topic, each in its answer's order.
+
+Groups mqadmin cannot see are listed too (committed offsets but no retry topic; a subscription
+group only), marked by where they were found. A broker's predefined system groups are left out.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mqctl.backends import live_brokerstats
 from mqctl.errors import MqctlError
 from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
     FOUND_SUBSCRIPTION,
     ConsumerConnection,
+    ConsumeStats,
     GroupOverview,
     GroupRef,
     MessageQueue,
@@ -54,56 +67,36 @@ Tables = dict[str, dict[str, dict[int, int]]]  # broker -> "topic@group" -> queu
 
 
 class _Round:
-    """What the brokers' config tables said: groups with committed offsets, groups with a
-    subscription config (on any broker), the brokers that did not answer (their groups may be
-    missing: the caller says so), each answering broker's offset table, and (without detail)
-    each broker's GET_BROKER_CONSUME_STATS answer (``live_brokerstats``)."""
+    """What the brokers' tables said: groups with committed offsets, groups with a subscription
+    config (on any broker), the brokers that did not answer (their groups may be missing: the
+    caller says so), each answering broker's offset table, and the answers to the ``early``
+    requests that rode along."""
 
     def __init__(self) -> None:
         self.with_offsets: set[str] = set()
         self.with_config: set[str] = set()
         self.dead: dict[str, str] = {}
         self.tables: Tables = {}
-        self.answers: dict[str, live_brokerstats.Answer] = {}
-        self.early: list[RemotingCommand | MqctlError] = []  # the answers to ``early`` requests
+        self.early: list[RemotingCommand | MqctlError] = []
 
 
-def _tables_round(backend: LiveRounds, brokers: list[str], detail: bool, early: list[Request]) -> _Round:
-    """43 from every broker, with 317 and 21 (the overview's stats at once), or with detail
-    201 (the group lists; each group's stats come from 208 later); ``early`` requests ride
-    along. A broker whose 317 did not answer is asked 201 in a round of its own."""
-    offsets: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
+def _tables_round(backend: LiveRounds, brokers: list[str], early: list[Request]) -> _Round:
+    """43 and 201 from every broker; ``early`` requests ride along."""
+    asked: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
+    asked += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
+    results = backend.ask(asked + early)
     rnd = _Round()
-    n = len(brokers)
-    if detail:
-        configs = list(brokers)
-        results = backend.ask(offsets + _config_requests(configs) + early)
-        results, rnd.early = results[: 2 * n], results[2 * n :]
-    else:
-        results = backend.ask(offsets + live_brokerstats.requests(brokers) + early)
-        results, rnd.early = results[: 3 * n], results[3 * n :]
-        rnd.answers = live_brokerstats.answers(brokers, results[n:])
-        for answer in rnd.answers.values():
-            if isinstance(answer, tuple):
-                rnd.with_config.update(answer[0].groups)
-        configs = [b for b, answer in rnd.answers.items() if answer is None]
-        results = results[: len(brokers)] + (backend.ask(_config_requests(configs)) if configs else [])
-    _read_tables(rnd, brokers, configs, results)
+    rnd.early = results[len(asked) :]
+    _read_tables(rnd, asked, results)
     rnd.with_config = {g for g in rnd.with_config if not is_system_group(g)}
     return rnd
 
 
-def _config_requests(brokers: list[str]) -> list[Request]:
-    return [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
-
-
-def _read_tables(rnd: _Round, brokers: list[str], configs: list[str], results: list) -> None:
-    from mqctl.remoting.bodies import decode_consumer_offsets_body, decode_subscription_groups_body
+def _read_tables(rnd: _Round, asked: list[Request], results: list) -> None:
+    from mqctl.remoting.bodies import decode_consumer_offsets_body, decode_subscription_group_names
     from mqctl.store.offsets import COMMITTED, split_offset_key
 
-    asked = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET) for b in brokers]
-    asked += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG) for b in configs]
-    for (b, code), r in zip(asked, results):
+    for (b, code, _fields), r in zip(asked, results):
         if isinstance(r, MqctlError):
             rnd.dead.setdefault(b, r.message)
             continue
@@ -118,7 +111,59 @@ def _read_tables(rnd: _Round, brokers: list[str], configs: list[str], results: l
                 if parts is not None and parts[2] == COMMITTED:
                     rnd.with_offsets.add(parts[1])
         else:
-            rnd.with_config.update(decode_subscription_groups_body(r.body))
+            rnd.with_config.update(decode_subscription_group_names(r.body))
+
+
+def _topics_by_group(table: dict[str, dict[int, int]]) -> dict[str, list[str]]:
+    """group -> the topics 208 walks for it on this broker (ConsumerOffsetManager.whichTopicByConsumer:
+    keys that Java's ``split("@")`` cuts into exactly two parts, the group second), in the
+    iteration order of the HashSet it returns."""
+    from mqctl.model.javaorder import string_order
+
+    found: dict[str, list[str]] = {}
+    for key in table:
+        parts = key.split("@")
+        while parts and not parts[-1]:
+            parts.pop()  # String.split drops trailing empty strings
+        if len(parts) == 2:
+            found.setdefault(parts[1], []).append(parts[0])
+    return {g: (string_order(t) if len(t) > 1 else t) for g, t in found.items()}
+
+
+def _stats_requests(
+    group: str, brokers: list[str], known: dict[str, dict[str, list[str]]]
+) -> list[list[Request]]:
+    """Per broker, the 208s that make up the group's stats there (none: empty stats)."""
+    out: list[list[Request]] = []
+    for b in brokers:
+        topics = known[b].get(group, []) if b in known else None
+        if topics is None:  # the broker's table is not known: let it walk its own
+            out.append([(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": group})])
+        else:
+            out.append(
+                [(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": group, "topic": t}) for t in topics]
+            )
+    return out
+
+
+def _part(backend: LiveRounds, group: str, broker: str, results: list) -> ConsumeStats | MqctlError:
+    """One broker's share of a group's stats from its 208 answers (topic by topic): their queues
+    in turn, their TPS summed as 208 sums them; the first error if one failed."""
+    from mqctl.remoting.bodies import decode_consume_stats
+
+    addr = backend.net.broker_addr(broker)
+    queues: list = []
+    tps = 0.0
+    try:
+        for r in results:
+            body = backend.net.ok(r, addr, RequestCode.GET_CONSUME_STATS).body
+            if body:
+                part = decode_consume_stats(body, group, broker)
+                queues += part.queues
+                tps = part.consume_tps + tps
+    except MqctlError as exc:
+        return exc
+    return ConsumeStats(group, tuple(queues), tps)
 
 
 def _refs(retry: list[str], rnd: _Round) -> list[GroupRef]:
@@ -135,9 +180,8 @@ def _refs(retry: list[str], rnd: _Round) -> list[GroupRef]:
 def overview(backend: LiveRounds, *, detail: bool = False) -> list[GroupOverview]:
     """Every group with its stats merged over every broker. A broker that does not answer is a
     failure of every group's stats (so the command cannot end as if the numbers were whole).
-    ``detail``: each queue's min offset too (one GET_TOPIC_STATS_INFO per broker and topic),
-    whether the group has a committed offset there (the offset tables already read) and its pull
-    offsets (GET_CONSUME_STATS per group and broker: GET_BROKER_CONSUME_STATS has none)."""
+    ``detail``: each queue's min offset too (one GET_TOPIC_STATS_INFO per broker and topic) and
+    whether the group has a committed offset there (the offset tables already read)."""
     brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
     retry = _retry_groups(backend)
     # Connections are registered with every broker: ask one that answers (the first, unless
@@ -147,32 +191,33 @@ def overview(backend: LiveRounds, *, detail: bool = False) -> list[GroupOverview
         for b in brokers[:1]
         for g in retry
     ]
-    rnd = _tables_round(backend, brokers, detail, early)
+    rnd = _tables_round(backend, brokers, early)
     refs = _refs(retry, rnd)
     alive = [b for b in brokers if b not in rnd.dead] or brokers
     conns = dict(zip(retry, rnd.early)) if brokers and alive[0] == brokers[0] else {}
-    known = {b: live_brokerstats.groups_with_topics(t) for b, t in rnd.tables.items()}
-    # Per group and broker: stats already known (from 317), else a 208 to ask.
-    stats_requests: list[list[Request]] = []
-    answered: list[list[object]] = []
-    for r in refs:
-        stats_requests.append(
-            [(b, RequestCode.GET_CONSUME_STATS, {"consumerGroup": r.name}) for b in brokers]
-        )
-        answered.append(
-            [live_brokerstats.stats_of(r.name, rnd.answers.get(b), known.get(b)) for b in brokers]
-        )
-    flat = [q for reqs, got in zip(stats_requests, answered) for q, a in zip(reqs, got) if a is None]
+    known = {b: _topics_by_group(t) for b, t in rnd.tables.items()}
+    plans = [_stats_requests(r.name, brokers, known) for r in refs]
     late = [r.name for r in refs if r.name not in conns]
     conn_requests: list[Request] = [
         (alive[0], RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}) for g in late
     ]
-    results = iter(backend.ask(flat + conn_requests))
-    mine = [[next(results) if a is None else a for a in got] for got in answered]
+    results = iter(
+        backend.ask([q for plan in plans for per_broker in plan for q in per_broker] + conn_requests)
+    )
+    parts = [
+        [_part(backend, r.name, b, [next(results) for _ in asked]) for b, asked in zip(brokers, plan)]
+        for r, plan in zip(refs, plans)
+    ]
     conns.update(zip(late, results))
     out = [
-        _group(backend, ref, reqs, per_broker, conns[ref.name])
-        for ref, reqs, per_broker in zip(refs, stats_requests, mine)
+        _group(
+            backend,
+            ref,
+            [(b, RequestCode.GET_CONSUME_STATS, {}) for b in brokers],
+            per_broker,
+            conns[ref.name],
+        )
+        for ref, per_broker in zip(refs, parts)
     ]
     return _detailed(backend, out, rnd.tables) if detail else out
 

@@ -5,16 +5,13 @@ does not parse or binds the wrong types; fastjson's dialect (unquoted int keys, 
 keys, BrowserCompatible strings) is read by ``mqctl.fastjson`` behind a depth guard
 (``bodies_json``). Maps keep the JSON's order: the peer's own map order is what mqadmin prints.
 
-The decoders live in four modules, all re-exported here, and one more:
+The decoders live in four modules, all re-exported here:
 
 * ``bodies``: name-server and broker admin bodies (route, cluster, consume stats, topic stats,
   reset offsets, name lists, the broker's config tables);
 * ``bodies_client``: bodies a consumer's SDK writes or the broker builds from its heartbeats
   (ConsumerConnection 203, ConsumerRunningInfo 307);
 * ``bodies_queue``: QUERY_CONSUME_QUEUE (321) and VIEW_MESSAGE_BY_ID (33);
-* ``bodies_brokerstats`` (imported from there: it reads each group's part with this module's
-  consume stats): GET_BROKER_CONSUME_STATS (317) and the queue counts of GET_ALL_TOPIC_CONFIG
-  (21), what the groups overview asks each broker;
 * ``bodies_json``: shared parsing and Java-lenient field access.
 
 No request mqctl sends carries a body (GET_CONSUME_STATS' ``topicList`` is a header field), so
@@ -23,6 +20,7 @@ there are no encoders.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -198,53 +196,78 @@ def decode_name_list(body: bytes, key: str) -> list[str]:
 # Offsets by queue (208, 202, 222)
 
 
-def _plain_offsets(raw: Any, pull_offsets: bool) -> tuple[int, int, int, int | None] | None:
+def _plain_offsets(raw: Any) -> tuple[int, int, int, int | None] | None:
     """An OffsetWrapper whose fields are all JSON integers in range (what brokers write), read
     at once: (brokerOffset, consumerOffset, lastTimestamp, pullOffset); None for anything else."""
     if type(raw) is not dict or "$ref" in raw:
         return None
     fields = (raw.get("brokerOffset", 0), raw.get("consumerOffset", 0), raw.get("lastTimestamp", 0))
-    pull = raw.get("pullOffset") if pull_offsets else None
+    pull = raw.get("pullOffset")
     low, high = INT64
     for v in (*fields, 0 if pull is None else pull):
         if type(v) is not int or not low <= v <= high:
             return None
-    if pull_offsets and "pullOffset" in raw and pull is None:
+    if "pullOffset" in raw and pull is None:
         return None  # an explicit null: the typed reading decides
     return (*fields, pull)
+
+
+# ConsumeStats as every broker writes it (fastjson, bean fields in name order, no spaces): read by
+# these two patterns, no JSON parser (the overview reads one body per group and topic). Anything
+# else -- other fields, escapes, an empty broker name, a number out of range -- is parsed.
+_STATS_AS_WRITTEN = re.compile(
+    r'\{"consumeTps":(-?\d{1,20}(?:\.\d{1,20})?(?:E-?\d{1,3})?),"offsetTable":\{(.*)\}\}', re.DOTALL
+)
+_ENTRY_AS_WRITTEN = re.compile(
+    r'(\{"brokerName":"([^"\\]+)","queueId":(\d{1,10}),"topic":"([^"\\]+)"\}):'
+    r'\{"brokerOffset":(-?\d{1,19}),"consumerOffset":(-?\d{1,19}),"lastTimestamp":(-?\d{1,19})'
+    r'(?:,"pullOffset":(-?\d{1,19}))?\}(,|$)'
+)
+
+
+def _consume_stats_as_written(body: bytes, group: str) -> ConsumeStats | None:
+    """``decode_consume_stats``' answer for a body in the brokers' own form; None for any other."""
+    try:
+        m = _STATS_AS_WRITTEN.fullmatch(bytes(body).decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    if m is None:
+        return None
+    table, text, pos = {}, m.group(2), 0
+    low, high = INT64
+    while pos < len(text):
+        e = _ENTRY_AS_WRITTEN.match(text, pos)
+        if e is None or (e.group(9) == "" and e.end() != len(text)):
+            return None
+        broker, qid, topic = e.group(2, 3, 4)
+        numbers = [int(v) for v in e.group(5, 6, 7)] + ([int(e.group(8))] if e.group(8) else [])
+        if int(qid) > INT32[1] or not all(low <= v <= high for v in numbers):
+            return None
+        pull = numbers[3] if e.group(8) else None
+        table[e.group(1)] = (MessageQueue(topic, broker, int(qid)), numbers[0], numbers[1], numbers[2], pull)
+        pos = e.end()
+    if text.endswith(","):
+        return None
+    rows = tuple(QueueStat(*v, min_offset=None, committed=None) for v in table.values())
+    return ConsumeStats(group=group, queues=rows, consume_tps=float(m.group(1)))
 
 
 def decode_consume_stats(body: bytes, group: str, broker_name_hint: str | None = None) -> ConsumeStats:
     """One broker's ConsumeStats (remoting.md 7.5), rows in the body's order.
 
-    ``pullOffset`` is absent from 4.x brokers (-> 0). ``min_offset`` and ``committed`` are not
-    in the body (None). ``broker_name_hint`` (the broker asked) fills a key without brokerName.
+    ``pullOffset`` is absent from 4.x and 5.0 brokers (-> None: unknown, not zero). ``min_offset``
+    and ``committed`` are not in the body (None). ``broker_name_hint`` (the broker asked) fills a
+    key without brokerName.
     """
+    fast = _consume_stats_as_written(body, group)
+    if fast is not None:
+        return fast
     what = f"consume stats of {group!r}"
-    return consume_stats_of(parse_object_keyed(body, what), group, what, broker_name_hint, {})
-
-
-def consume_stats_of(
-    doc: Any,
-    group: str,
-    what: str,
-    broker_name_hint: str | None,
-    keys: dict[Any, MessageQueue],
-    *,
-    pull_offsets: bool = True,
-) -> ConsumeStats:
-    """A parsed ConsumeStats object -> ConsumeStats. ``keys``: queues already read from their
-    key text (a body repeats them: GET_BROKER_CONSUME_STATS lists every group's). Without
-    ``pull_offsets`` the pull offset is unknown (None) whatever the wrapper says."""
-    doc = bean(doc, what)
+    doc = bean(parse_object_keyed(body, what), what)
     rows = []
     for key, raw in as_map(doc.get("offsetTable"), f"{what}: offsetTable").items():
-        mq = keys.get(key) if isinstance(key, str) else None
-        if mq is None:
-            mq = message_queue(key, f"{what}: offsetTable key", broker_name_hint)
-            if isinstance(key, str):
-                keys[key] = mq
-        offsets = _plain_offsets(raw, pull_offsets)
+        mq = message_queue(key, f"{what}: offsetTable key", broker_name_hint)
+        offsets = _plain_offsets(raw)
         if offsets is None:  # anything but plain integers: the typed reading, with its errors
             w = f"{what}: queue {mq.topic}/{mq.broker_name}/{mq.queue_id}"
             wrapper = bean(raw, w)
@@ -252,8 +275,7 @@ def consume_stats_of(
                 get_int(wrapper, "brokerOffset", w),
                 get_int(wrapper, "consumerOffset", w),
                 get_int(wrapper, "lastTimestamp", w),
-                # absent from 4.x and 5.0 brokers: unknown, not zero
-                get_int(wrapper, "pullOffset", w) if pull_offsets and "pullOffset" in wrapper else None,
+                get_int(wrapper, "pullOffset", w) if "pullOffset" in wrapper else None,
             )
         rows.append(QueueStat(mq, *offsets, min_offset=None, committed=None))
     return ConsumeStats(group=group, queues=tuple(rows), consume_tps=get_float(doc, "consumeTps", what))

@@ -115,13 +115,20 @@ _FIELD = r'"[^"\\{}]*"\s*:\s*(?:"[^"\\{}]*"|-?\d+)'
 _OBJECT_KEY = re.compile(r"\{" + _FIELD + r"(?:\s*,\s*" + _FIELD + r")*\s*\}(?=\s*:)")
 
 
+def _quoted(m: re.Match[str]) -> str:
+    # The key holds no backslash (see _FIELD): escaping its quotes makes it a JSON string. A raw
+    # control character in it stays raw, which the strict stdlib parser refuses: the lenient
+    # parser then reads the body, with the same result.
+    return '"' + m.group().replace('"', '\\"') + '"'
+
+
 def parse_object_keyed(body: bytes, what: str) -> dict[Any, Any]:
     """``parse_object`` for bodies keyed by MessageQueue objects (consume and topic stats): those
     keys become their JSON text (``message_queue`` reads either form) so the stdlib parses the
     rest; any other shape takes the lenient parser, with the same result."""
     text = _text(body, what)
     try:
-        doc = json.loads(_OBJECT_KEY.sub(lambda m: json.dumps(m.group()), text))
+        doc = json.loads(_OBJECT_KEY.sub(_quoted, text))
     except (ValueError, RecursionError):
         doc = parse_text(text, what)
     if not isinstance(doc, dict):
@@ -237,12 +244,20 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# A MessageQueue key as fastjson writes it (bean fields in name order, no spaces, no escapes).
+_MQ_TEXT = re.compile(r'\{"brokerName":"([^"\\]*)","queueId":(\d{1,10}),"topic":"([^"\\]*)"\}')
+
+
 def message_queue(key: Any, what: str, broker_hint: str | None = None) -> MessageQueue:
     """A MessageQueue written as a map key or value: an object, or (BrowserCompatible) its JSON text.
 
     ``broker_hint`` stands in for a missing ``brokerName``; a missing topic is an error, since a
     queue without one names nothing.
     """
+    if isinstance(key, str):
+        m = _MQ_TEXT.fullmatch(key)  # what every broker writes: read without a parser
+        if m is not None and m.group(1) and m.group(3) and int(m.group(2)) <= INT32[1]:
+            return MessageQueue(m.group(3), m.group(1), int(m.group(2)))
     if isinstance(key, str) and key.lstrip().startswith("{"):
         check_depth(key, what)
         key = parse_text(key, what)

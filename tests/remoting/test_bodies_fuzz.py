@@ -33,7 +33,6 @@ from test_bodies import (
     TOPIC_LIST,
     TOPIC_STATS,
 )
-from test_bodies_brokerstats import BROKER_STATS, BROKER_STATS_4X, TOPIC_CONFIGS_4X, TOPIC_CONFIGS_5X
 from test_bodies_client import CONNECTION, CONNECTION_TAGS, RUNNING_CPP, RUNNING_CPP_EMPTY, RUNNING_JAVA
 from test_bodies_queue import CQ_PLAIN, CQ_WITH_GROUP, RECORD_V4, RECORD_V6
 
@@ -54,14 +53,11 @@ from mqctl.remoting.bodies import (
     decode_topic_route,
     decode_topic_stats,
 )
-from mqctl.remoting.bodies_brokerstats import decode_broker_consume_stats, decode_queue_counts
 
 DECODERS: dict[str, Callable[[bytes], object]] = {
     "route": lambda b: decode_topic_route(b, "TopicTest"),
     "cluster": decode_cluster_info,
     "consume_stats": lambda b: decode_consume_stats(b, "g1", None),
-    "broker_stats": lambda b: decode_broker_consume_stats(b, "broker-a"),
-    "queue_counts": decode_queue_counts,
     "connection": lambda b: decode_consumer_connection(b, "g1"),
     "running": lambda b: decode_running_info(b, "c"),
     "reset": decode_reset_offset_body,
@@ -83,10 +79,6 @@ SEEDS: list[tuple[str, bytes]] = [
     ("cluster", CLUSTER_INFO),
     ("consume_stats", CONSUME_STATS),
     ("consume_stats", CONSUME_STATS_4X),
-    ("broker_stats", BROKER_STATS),
-    ("broker_stats", BROKER_STATS_4X),
-    ("queue_counts", TOPIC_CONFIGS_5X),
-    ("queue_counts", TOPIC_CONFIGS_4X),
     ("connection", CONNECTION),
     ("connection", CONNECTION_TAGS),
     ("running", RUNNING_JAVA),
