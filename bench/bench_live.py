@@ -213,6 +213,39 @@ def bench_overview(ns: str, admin: list[str], runs: int, n: int) -> None:
     )
     rss_t, rss_o = (statistics.median(r[1] for r in x) for x in (theirs_runs, ours_runs))
     print(f"  peak RSS (median): mqadmin {rss_t:.0f} MiB, mqctl {rss_o:.0f} MiB")
+    overview_requests(ns)
+
+
+def overview_requests(ns: str) -> None:
+    """The overview's requests by code, and its time in process: waiting on the brokers (each
+    pipelined round) and the rest (encoding, decoding, merging), a median of 5."""
+    from mqctl.backends.live import LiveBackend
+
+    rounds: list[list[float]] = []
+    with LiveBackend(ns, timeout=60) as b:
+        real = b.ask
+
+        def ask(reqs):  # type: ignore[no-untyped-def]
+            t = time.perf_counter()
+            out = real(reqs)
+            rounds[-1].append(time.perf_counter() - t)
+            return out
+
+        b.ask = ask  # type: ignore[method-assign]
+        totals = []
+        for _ in range(5):
+            rounds.append([])
+            b.requests.clear()
+            t = time.perf_counter()
+            b.groups_overview()
+            totals.append(time.perf_counter() - t)
+        counts = dict(sorted(b.requests.items()))
+    i = totals.index(statistics.median(totals))
+    asked = sum(rounds[i])
+    print(
+        f"  requests: {sum(counts.values())} {counts}; in process {totals[i] * 1000:.0f} ms "
+        f"({len(rounds[i])} pipelined rounds {asked * 1000:.0f} ms, the rest {(totals[i] - asked) * 1000:.0f} ms)"
+    )
 
 
 def bench_filtered(ns: str, broker: str, entries: int, store: Path | None) -> None:
