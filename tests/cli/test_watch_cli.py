@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from mqctl_testkit.cli import ctrl_c_default
 from mqctl_testkit.watch_store import T0, WatchStore, build
 from typer.testing import CliRunner
 
@@ -127,6 +128,7 @@ def test_store_is_reread_each_sample(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**ENV, "PATH": "/usr/bin:/bin"},
+        preexec_fn=ctrl_c_default,  # SIGINT below must be Ctrl-C whoever started the tests
     )
     try:
         first = json.loads(p.stdout.readline())  # type: ignore[union-attr]

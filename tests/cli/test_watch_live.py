@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from mqctl_testkit.cli import ctrl_c_default
 from mqctl_testkit.fakecluster import FakeCluster
 from mqctl_testkit.live_scenario import build_model
 
@@ -32,6 +33,7 @@ def test_live_watch_pull_offsets_and_a_broker_dropping_out(cluster: FakeCluster)
         stderr=subprocess.PIPE,
         text=True,
         env={"PATH": "/usr/bin:/bin", "MQCTL_CONFIG": "/dev/null"},
+        preexec_fn=ctrl_c_default,  # SIGINT below must be Ctrl-C whoever started the tests
     )
     try:
         first = json.loads(p.stdout.readline())  # type: ignore[union-attr]

@@ -47,3 +47,12 @@ def error_lines(stderr: str) -> list[str]:
     """mqctl's error lines; never a traceback."""
     assert "Traceback" not in stderr, stderr
     return [x for x in stderr.splitlines() if x.startswith("mqctl: error: ")]
+
+
+def ctrl_c_default() -> None:
+    """``preexec_fn`` for a child the test will stop with SIGINT: Ctrl-C's default action, whatever
+    the test runner inherited (a job started in the background, with nohup or from CI, has SIGINT
+    ignored, and a Python started so never raises KeyboardInterrupt)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
