@@ -119,14 +119,13 @@ def _topics_by_group(table: dict[str, dict[int, int]]) -> dict[str, list[str]]:
     keys that Java's ``split("@")`` cuts into exactly two parts, the group second), in the
     iteration order of the HashSet it returns."""
     from mqctl.model.javaorder import string_order
+    from mqctl.store.offsets import java_topic_and_group
 
     found: dict[str, list[str]] = {}
     for key in table:
-        parts = key.split("@")
-        while parts and not parts[-1]:
-            parts.pop()  # String.split drops trailing empty strings
-        if len(parts) == 2:
-            found.setdefault(parts[1], []).append(parts[0])
+        pair = java_topic_and_group(key)
+        if pair is not None:
+            found.setdefault(pair[1], []).append(pair[0])
     return {g: (string_order(t) if len(t) > 1 else t) for g, t in found.items()}
 
 

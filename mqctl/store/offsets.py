@@ -181,15 +181,23 @@ def decode_consumer_offsets(data: bytes, what: str = CONSUMER_OFFSET_FILE) -> Of
     return OffsetTable(offsets, _decode_data_version(doc.get("dataVersion"), what), extra)
 
 
+def java_topic_and_group(key: str) -> tuple[str, str] | None:
+    """(topic, group) when Java's ``key.split("@")`` gives exactly two parts, as the broker reads
+    its own keys (getGroupTopicMap, whichTopicByConsumer); None otherwise. Unlike
+    ``split_offset_key`` an empty topic counts, as it does for the broker."""
+    parts = key.split(TOPIC_GROUP_SEPARATOR)
+    while parts and parts[-1] == "":
+        parts.pop()  # Java's split drops trailing empty strings
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
 def _group_topic_map(offsets: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    # As the broker's getGroupTopicMap: keys whose Java split("@") gives exactly two parts.
+    # As the broker's getGroupTopicMap.
     by_group: dict[str, list[str]] = {}
     for key in offsets:
-        parts = key.split(TOPIC_GROUP_SEPARATOR)
-        while parts and parts[-1] == "":
-            parts.pop()  # Java's split drops trailing empty strings
-        if len(parts) == 2:
-            by_group.setdefault(parts[1], []).append(parts[0])
+        pair = java_topic_and_group(key)
+        if pair is not None:
+            by_group.setdefault(pair[1], []).append(pair[0])
     return {g: tuple(string_order(by_group[g], 8)) for g in string_order(by_group, 128)}
 
 

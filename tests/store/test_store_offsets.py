@@ -251,3 +251,23 @@ def test_load_unreadable_is_store_error(tmp_path: Path) -> None:
     (tmp_path / "consumerOffset.json").mkdir()
     with pytest.raises(StoreError):
         load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        # String.split("@") by hand: trailing empty strings dropped, leading ones kept
+        ("TopicTest@GroupA", ("TopicTest", "GroupA")),
+        ("TopicTest@GroupA@broadcast", None),
+        ("@GroupA", ("", "GroupA")),
+        ("TopicTest@GroupA@", ("TopicTest", "GroupA")),
+        ("a@b@@", ("a", "b")),
+        ("TopicTest@@", None),
+        ("@", None),
+        ("TopicTest", None),
+    ],
+)
+def test_java_topic_and_group(key: str, expected: tuple[str, str] | None) -> None:
+    from mqctl.store.offsets import java_topic_and_group
+
+    assert java_topic_and_group(key) == expected
