@@ -30,6 +30,7 @@ from mqctl.records import record
 from mqctl.remoting.bodies_json import (
     INT32,
     INT64,
+    MQ_KEY_AS_WRITTEN,
     as_list,
     as_map,
     bean,
@@ -219,7 +220,7 @@ _STATS_AS_WRITTEN = re.compile(
     r'\{"consumeTps":(-?\d{1,20}(?:\.\d{1,20})?(?:E-?\d{1,3})?),"offsetTable":\{(.*)\}\}', re.DOTALL
 )
 _ENTRY_AS_WRITTEN = re.compile(
-    r'(\{"brokerName":"([^"\\]+)","queueId":(\d{1,10}),"topic":"([^"\\]+)"\}):'
+    "(" + MQ_KEY_AS_WRITTEN + "):"
     r'\{"brokerOffset":(-?\d{1,19}),"consumerOffset":(-?\d{1,19}),"lastTimestamp":(-?\d{1,19})'
     r'(?:,"pullOffset":(-?\d{1,19}))?\}(,|$)'
 )

@@ -245,7 +245,9 @@ def _short(value: Any) -> str:
 
 
 # A MessageQueue key as fastjson writes it (bean fields in name order, no spaces, no escapes).
-_MQ_TEXT = re.compile(r'\{"brokerName":"([^"\\]*)","queueId":(\d{1,10}),"topic":"([^"\\]*)"\}')
+# Groups: brokerName, queueId, topic (names not empty: an empty one takes the parser and its rules).
+MQ_KEY_AS_WRITTEN = r'\{"brokerName":"([^"\\]+)","queueId":(\d{1,10}),"topic":"([^"\\]+)"\}'
+_MQ_TEXT = re.compile(MQ_KEY_AS_WRITTEN)
 
 
 def message_queue(key: Any, what: str, broker_hint: str | None = None) -> MessageQueue:
@@ -256,7 +258,7 @@ def message_queue(key: Any, what: str, broker_hint: str | None = None) -> Messag
     """
     if isinstance(key, str):
         m = _MQ_TEXT.fullmatch(key)  # what every broker writes: read without a parser
-        if m is not None and m.group(1) and m.group(3) and int(m.group(2)) <= INT32[1]:
+        if m is not None and int(m.group(2)) <= INT32[1]:
             return MessageQueue(m.group(3), m.group(1), int(m.group(2)))
     if isinstance(key, str) and key.lstrip().startswith("{"):
         check_depth(key, what)
