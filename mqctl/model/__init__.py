@@ -104,6 +104,7 @@ _WHERE = {
     "WatchView": "watch",
     "group_of_retry_topic": "clients",
     "is_system_group": "clients",
+    "java_compare_key": "queues",
     "java_string_hash": "subexpr",
     "parse_subexpr": "subexpr",
     "severity": "watch",
@@ -181,6 +182,7 @@ if TYPE_CHECKING:
         QueueStat,
         TopicConfig,
         TopicRoute,
+        java_compare_key,
     )
     from mqctl.model.reports import LagReportSummary, LagStatusSummary
     from mqctl.model.results import GroupProgress, GroupSummary, ProgressRow

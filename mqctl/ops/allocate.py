@@ -20,7 +20,7 @@ from typing import Protocol
 
 from mqctl.backends.base import Backend
 from mqctl.errors import NotFoundError, UsageError
-from mqctl.model import AllocationResult, MessageQueue, Move, TopicAllocation
+from mqctl.model import AllocationResult, MessageQueue, Move, TopicAllocation, java_compare_key
 from mqctl.model.javaorder import hashset_order, message_queue_hash
 from mqctl.records import field, record
 
@@ -240,15 +240,10 @@ class MachineRoomNearby:
         if local:
             out += self.delegate.allocate(current_cid, local, consumers_in.get(mine, []), topic)
         # Java keeps rooms in a TreeMap: visit them in String order.
-        for room in sorted(queues_in, key=_java_str_key):
+        for room in sorted(queues_in, key=java_compare_key):
             if room not in consumers_in:
                 out += self.delegate.allocate(current_cid, queues_in[room], cid_all, topic)
         return out
-
-
-def _java_str_key(s: str) -> bytes:
-    # String.compareTo compares UTF-16 code units; their big-endian bytes sort the same way.
-    return s.encode("utf-16-be", "surrogatepass")
 
 
 def _java_split(s: str, sep: str) -> list[str]:
@@ -297,7 +292,7 @@ def allocate_mq(
 ) -> AllocationResult:
     """Allocate every topic's queues over ``ip_list`` as mqadmin does (or as consumers do, ``sort``)."""
     strategy = strategy or Averagely()
-    cid_all = sorted(ip_list, key=_java_str_key) if sort else list(ip_list)
+    cid_all = sorted(ip_list, key=java_compare_key) if sort else list(ip_list)
     clients = tuple(dict.fromkeys(cid_all))
     done = []
     for topic in dict.fromkeys(topics):
@@ -354,7 +349,7 @@ def _owners(t: TopicAllocation) -> dict[MessageQueue, tuple[str, ...]]:
     for cid, qs in t.result:
         for mq in qs:
             owners.setdefault(mq, []).append(cid)
-    return {mq: tuple(sorted(cids, key=_java_str_key)) for mq, cids in owners.items()}
+    return {mq: tuple(sorted(cids, key=java_compare_key)) for mq, cids in owners.items()}
 
 
 # --- building a strategy from command-line values -------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mqctl.errors import NotFoundError
-from mqctl.model import MessageQueue, RebalanceReport, RebalanceRow
+from mqctl.model import MessageQueue, RebalanceReport, RebalanceRow, java_compare_key
 from mqctl.ops.allocate import Strategy, allocate_mq, build_strategy
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def rebalance_check(
         from mqctl.ops.pop import no_allocation
 
         raise no_allocation(backend, group, exc) from None
-    cids = sorted({c.client_id for c in conn.connections}, key=lambda s: s.encode("utf-16-be"))
+    cids = sorted({c.client_id for c in conn.connections}, key=java_compare_key)
     infos = {cid: backend.running_info(group, cid) for cid in cids}
     warnings: list[str] = []
     source = "--strategy"

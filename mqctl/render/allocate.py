@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mqctl.fastjson import dumps_compact
-from mqctl.model import MessageQueue
+from mqctl.model import MessageQueue, java_compare_key
 from mqctl.model.javaorder import hashmap_order, java_string_hash
 
 if TYPE_CHECKING:
@@ -79,17 +79,14 @@ def csv_rows(r: AllocationResult) -> list[list[Any]]:
     ]
 
 
-def _java_key(s: str) -> bytes:
-    return s.encode("utf-16-be", "surrogatepass")
-
-
 def compact_queues(qs: Sequence[MessageQueue]) -> str:
     """``broker-a:0,1,3 broker-b:2`` — brokers and ids sorted, whatever the allocation order."""
     by_broker: dict[str, list[int]] = {}
     for mq in qs:
         by_broker.setdefault(mq.broker_name, []).append(mq.queue_id)
     return " ".join(
-        f"{b}:{','.join(str(q) for q in sorted(by_broker[b]))}" for b in sorted(by_broker, key=_java_key)
+        f"{b}:{','.join(str(q) for q in sorted(by_broker[b]))}"
+        for b in sorted(by_broker, key=java_compare_key)
     )
 
 

@@ -124,3 +124,41 @@ def test_string_order_is_a_hashset_of_strings() -> None:
     assert string_order(["Aa", "BB"]) == ["Aa", "BB"]
     # Small single-char strings: hash = code point, so buckets ascend ("a"=97 -> 1, "b" -> 2 ...).
     assert string_order(["c", "a", "b"]) == ["a", "b", "c"]
+
+
+def _utf16_units(s: str) -> list[int]:
+    data = s.encode("utf-16-be", "surrogatepass")
+    return [(data[i] << 8) | data[i + 1] for i in range(0, len(data), 2)]
+
+
+def test_java_compare_key_orders_as_utf16_code_units() -> None:
+    """String.compareTo compares UTF-16 code units: U+10000 (surrogates D800 DC00) sorts BELOW
+    U+E000 and U+FFFF, although its code point is higher."""
+    import random
+
+    from mqctl.model import java_compare_key
+
+    assert sorted(["\ue000", "\U00010000", "a", "\uffff"], key=java_compare_key) == [
+        "a",
+        "\U00010000",
+        "\ue000",
+        "\uffff",
+    ]
+    alphabet = [
+        "a",
+        "Z",
+        "é",
+        "\ud7ff",
+        "\ue000",
+        "\uffff",
+        "\U00010000",
+        "\U0001f600",
+        "\U0010ffff",
+        "\ud800",
+    ]
+    rng = random.Random(7)
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(2000)]
+    assert sorted(words, key=java_compare_key) == sorted(words, key=_utf16_units)
+    mqs = [MessageQueue(rng.choice(words), rng.choice(words), rng.randint(0, 3)) for _ in range(500)]
+    by_hand = sorted(mqs, key=lambda m: (_utf16_units(m.topic), _utf16_units(m.broker_name), m.queue_id))
+    assert sorted(mqs, key=MessageQueue.sort_key) == by_hand
