@@ -155,11 +155,12 @@ class Backend(Protocol):
         """What one client reports about itself, relayed by a broker (GET_CONSUMER_RUNNING_INFO)."""
         ...
 
-    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+    def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
         """group -> queue -> the 5.1+ broker's ``topic@group@broadcast`` entry: the minimum over a
         broadcasting group's push clients seen in the last 120 s of the offset each last pulled from
-        (a pull position, never a committed offset); empty on 4.x and 5.0 brokers. One offset-table
-        question per broker (live: GET_ALL_CONSUMER_OFFSET); brokers that fail are warned about."""
+        (a pull position, never a committed offset); empty on 4.x and 5.0 brokers. Every group's,
+        or only ``group``'s. One offset-table question per broker (live: GET_ALL_CONSUMER_OFFSET);
+        brokers that fail are warned about."""
         ...
 
     # --- positions in queues (batches) -----------------------------------------------------

@@ -356,29 +356,13 @@ class LiveBackend:
         (resp,) = self._ask_ok([(brokers[0].broker_name, RequestCode.GET_CONSUMER_RUNNING_INFO, fields)])
         return decode_running_info(resp.body, client_id)
 
-    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
-        """GET_ALL_CONSUMER_OFFSET of every broker at once, its 3-part keys only."""
-        from mqctl.model import MessageQueue
-        from mqctl.remoting.bodies import decode_consumer_offsets_body
-        from mqctl.store.offsets import BROADCAST, split_offset_key
+    def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
+        """GET_ALL_CONSUMER_OFFSET of every broker at once, its 3-part keys only (``group``'s)."""
+        from mqctl.backends.live_groups import broadcast_pulls
 
-        brokers = [b.broker_name for b in self.net.brokers() if b.select_addr()]
-        requests: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
-        out: dict[str, dict[MessageQueue, int]] = {}
-        for (b, _code, _f), r in zip(requests, self.ask(requests)):
-            if isinstance(r, MqctlError):
-                self._warnings.append(
-                    BackendWarning(b, f"no offset table (broadcast pull offsets): {r.message}")
-                )
-                continue
-            if r.code != ResponseCode.SUCCESS or not r.body:
-                continue  # "No consumer offset in this broker"
-            for key, queues in decode_consumer_offsets_body(r.body).items():
-                parts = split_offset_key(key)
-                if parts is not None and parts[2] == BROADCAST:
-                    mine = out.setdefault(parts[1], {})
-                    mine.update((MessageQueue(parts[0], b, qid), off) for qid, off in queues.items())
-        return out
+        pulls, warnings = broadcast_pulls(self, group)
+        self._warnings += warnings
+        return pulls
 
     def groups_overview(self, *, detail: bool = False) -> Sequence[GroupOverview]:
         from mqctl.backends.live_groups import overview

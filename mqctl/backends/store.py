@@ -243,14 +243,14 @@ class StoreBackend:
     def pop_checkpoints(self, group: str, brokers: Sequence[str], since_ms: int) -> PopWheel:
         raise NotAvailableError("POP messages in flight are read from a running broker's timer wheel")
 
-    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+    def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
         from mqctl.store.offsets import BROADCAST, split_offset_key
 
         out: dict[str, dict[MessageQueue, int]] = {}
         for name in self.broker_names():
             for key, queues in self._brokers[name].offsets.table.offsets.items():
                 parts = split_offset_key(key)
-                if parts is not None and parts[2] == BROADCAST:
+                if parts is not None and parts[2] == BROADCAST and group in (None, parts[1]):
                     mine = out.setdefault(parts[1], {})
                     mine.update((MessageQueue(parts[0], name, qid), off) for qid, off in queues.items())
         return out

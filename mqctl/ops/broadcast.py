@@ -82,7 +82,7 @@ def connection(backend: Backend, group: str) -> ConsumerConnection | None:
 
 def _pull_offsets(backend: Backend, group: str) -> tuple[tuple[MessageQueue, int], ...]:
     try:
-        found = backend.broadcast_pull_offsets().get(group, {})
+        found = backend.broadcast_pull_offsets(group).get(group, {})
     except NotAvailableError:
         return ()
     return tuple(sorted(found.items(), key=lambda kv: kv[0].sort_key()))

@@ -323,6 +323,21 @@ def decode_reset_offset_body(body: bytes) -> dict[MessageQueue, int]:
 # The broker's config tables (43, 21, 201): the same documents as its config/*.json files
 
 
+_PLAIN_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")  # the broker's rule for topic and group names
+
+
+def holds_broadcast_entry(body: bytes, group: str) -> bool:
+    """Whether a GET_ALL_CONSUMER_OFFSET body may hold ``group``'s ``topic@group@broadcast``
+    entries, without decoding it: False only when the key's tail is absent from a body that is
+    one object with its braces balanced (a cut body is decoded, and said to be damaged). A name
+    fastjson would escape is never ruled out (True)."""
+    if _PLAIN_NAME.fullmatch(group) is None:
+        return True
+    text = body.strip()
+    whole = text[:1] == b"{" and text[-1:] == b"}" and text.count(b"{") == text.count(b"}")
+    return not whole or (b"@" + group.encode() + b'@broadcast"') in body
+
+
 def decode_consumer_offsets_body(body: bytes) -> dict[str, dict[int, int]]:
     """GET_ALL_CONSUMER_OFFSET (remoting.md 7.10): ``"topic@group"`` -> {queueId: offset}."""
     from mqctl.store.offsets import decode_consumer_offsets

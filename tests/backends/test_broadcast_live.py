@@ -147,3 +147,22 @@ def test_a_clustering_groups_read_asks_nothing_more() -> None:
         assert 203 not in codes and 43 not in codes
     finally:
         c.close()
+
+
+def test_one_groups_pull_offsets_or_every_groups(cluster: FakeCluster) -> None:
+    from mqctl.backends.live import LiveBackend
+    from mqctl.model import MessageQueue
+
+    with LiveBackend(cluster.ns) as b:
+        every = b.broadcast_pull_offsets()
+        mine = b.broadcast_pull_offsets(G)
+        none = b.broadcast_pull_offsets("G2")  # committed offsets only: no @broadcast entry
+        other = b.broadcast_pull_offsets("GroupB")  # a name inside "GroupBc": not GroupBc's entries
+    want = {
+        MessageQueue(T, "broker-a", 0): 4,
+        MessageQueue(T, "broker-a", 1): 4,
+        MessageQueue(T, "broker-a", 2): 0,
+    }
+    want |= {MessageQueue(T, "broker-b", 0): 9, MessageQueue(T, "broker-b", 1): 9}
+    assert every == {G: want} and mine == {G: want}
+    assert none == {} and other == {}

@@ -224,9 +224,9 @@ class MemoryBackend:
         )
         return PopWheel(cks, acks, tuple((b, since_ms) for b in brokers))
 
-    def broadcast_pull_offsets(self) -> Mapping[str, Mapping[MessageQueue, int]]:
+    def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
         self.calls["broadcast_pull_offsets"] += 1
-        return {g: dict(o) for g, o in self.broadcast_pulls.items()}
+        return {g: dict(o) for g, o in self.broadcast_pulls.items() if group in (None, g)}
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1
