@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from mqctl.errors import ProtocolError
 from mqctl.records import field, record
-from mqctl.remoting.codes import CURRENT_VERSION, LanguageCode, SerializeType
+from mqctl.remoting.codes import CURRENT_VERSION, LANGUAGE_CODES, SerializeType, language_name
 
 JSON = SerializeType.JSON
 ROCKETMQ = SerializeType.ROCKETMQ
@@ -158,7 +158,7 @@ def _json_header(cmd: RemotingCommand) -> bytes:
 
 def _binary_header(cmd: RemotingCommand) -> bytes:
     try:
-        language = LanguageCode[cmd.language]
+        language = LANGUAGE_CODES[cmd.language]
     except KeyError:
         raise ProtocolError(f"cannot encode language {cmd.language!r}: no ROCKETMQ code") from None
     fixed = _BIN_FIXED.pack(
@@ -223,10 +223,7 @@ def _json_language(value: object) -> str:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         # fastjson also accepts an enum's ordinal.
-        try:
-            return LanguageCode(value).name
-        except ValueError:
-            return f"UNKNOWN_{value}"
+        return language_name(value)
     raise ProtocolError("JSON header field 'language' is not a string")
 
 
@@ -293,10 +290,7 @@ def _decode_binary_header(data: bytes, body: bytes) -> RemotingCommand:
         # Java keeps a null key or value, which reads back as an absent field.
         if key is not None and value is not None:
             ext[key] = value
-    try:
-        language = LanguageCode(lang).name
-    except ValueError:
-        language = f"UNKNOWN_{lang}"
+    language = language_name(lang)
     return RemotingCommand(
         code=code,
         opaque=opaque,

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mqctl.errors import ProtocolError
-from mqctl.remoting.codes import LanguageCode
+from mqctl.remoting.codes import LANGUAGE_CODES, LanguageCode
 from mqctl.remoting.frame import (
     JSON,
     ROCKETMQ,
@@ -329,7 +329,7 @@ def test_mutated_frames_raise_only_protocol_error(base: bytes, data: st.DataObje
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT16 = st.integers(-(2**15), 2**15 - 1)
-LANGS = st.sampled_from([lang.name for lang in LanguageCode])
+LANGS = st.sampled_from(list(LANGUAGE_CODES))
 TEXT = st.text(max_size=12)
 NONEMPTY = st.text(min_size=1, max_size=12)
 
