@@ -56,6 +56,7 @@ class LiveNet:
         self.versions: dict[str, int] = {}  # address -> the responder's MQVersion ordinal
         self._routes: dict[str, TopicRoute | NotFoundError] = {}
         self._cluster: ClusterInfo | None = None
+        self._addrs: dict[str, str] = {}  # broker_addr's answers, until a route or the cluster is learnt
         self._known_since = time.monotonic()
 
     def forget_routes(self, *, older_than: float = 0.0) -> None:
@@ -63,6 +64,7 @@ class LiveNet:
         if time.monotonic() - self._known_since >= older_than:
             self._routes.clear()
             self._cluster = None
+            self._addrs.clear()
             self._known_since = time.monotonic()
 
     # --- requests ------------------------------------------------------------------------
@@ -162,6 +164,7 @@ class LiveNet:
                     self.ok(resp, addr, RequestCode.GET_ROUTEINFO_BY_TOPIC).body, topic
                 )
             self._routes[topic] = cached
+            self._addrs.clear()
         if isinstance(cached, NotFoundError):
             raise cached
         return cached
@@ -172,6 +175,7 @@ class LiveNet:
 
             addr, resp = self.ns_call(RequestCode.GET_BROKER_CLUSTER_INFO)
             self._cluster = decode_cluster_info(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO).body)
+            self._addrs.clear()
         return self._cluster
 
     def brokers(self) -> list[BrokerData]:
@@ -180,6 +184,12 @@ class LiveNet:
 
     def broker_addr(self, broker: str) -> str:
         """The address to ask a broker at: its master (id 0), else any other (selectBrokerAddr)."""
+        addr = self._addrs.get(broker)
+        if addr is None:
+            addr = self._addrs[broker] = self._broker_addr(broker)
+        return addr
+
+    def _broker_addr(self, broker: str) -> str:
         for route in self._routes.values():
             if isinstance(route, TopicRoute):
                 for bd in route.broker_datas:

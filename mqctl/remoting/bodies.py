@@ -72,7 +72,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(f"mqctl.remoting.{where}"), name)
+    value = getattr(importlib.import_module(f"mqctl.remoting.{where}"), name)
+    globals()[name] = value  # asked once: a function's import of it in a loop is a dict look-up
+    return value
 
 
 __all__ = [
@@ -224,31 +226,37 @@ _ENTRY_AS_WRITTEN = re.compile(
     r'\{"brokerOffset":(-?\d{1,19}),"consumerOffset":(-?\d{1,19}),"lastTimestamp":(-?\d{1,19})'
     r'(?:,"pullOffset":(-?\d{1,19}))?\}(,|$)'
 )
+# an entry's own text beside its groups (and ',"pullOffset":' beside that group, when it is there)
+_ENTRY_FIXED = len(':{"brokerOffset":,"consumerOffset":,"lastTimestamp":}')
 
 
 def _consume_stats_as_written(body: bytes, group: str) -> ConsumeStats | None:
-    """``decode_consume_stats``' answer for a body in the brokers' own form; None for any other."""
+    """``decode_consume_stats``' answer for a body in the brokers' own form; None for any other.
+    The entries are found in one pass; they are the whole table when their lengths add up to it
+    (matches do not overlap, so they then tile it), each but the last ending in a comma."""
     try:
         m = _STATS_AS_WRITTEN.fullmatch(bytes(body).decode("utf-8"))
     except UnicodeDecodeError:
         return None
     if m is None:
         return None
-    table, text, pos = {}, m.group(2), 0
-    low, high = INT64
-    while pos < len(text):
-        e = _ENTRY_AS_WRITTEN.match(text, pos)
-        if e is None or (e.group(9) == "" and e.end() != len(text)):
-            return None
-        broker, qid, topic = e.group(2, 3, 4)
-        numbers = [int(v) for v in e.group(5, 6, 7)] + ([int(e.group(8))] if e.group(8) else [])
-        if int(qid) > INT32[1] or not all(low <= v <= high for v in numbers):
-            return None
-        pull = numbers[3] if e.group(8) else None
-        table[e.group(1)] = (MessageQueue(topic, broker, int(qid)), numbers[0], numbers[1], numbers[2], pull)
-        pos = e.end()
-    if text.endswith(","):
+    text = m.group(2)
+    entries = _ENTRY_AS_WRITTEN.findall(text)
+    if not entries and text:
         return None
+    covered, table = 0, {}
+    for key, broker, qid, topic, b, c, t, pull, sep in entries:
+        covered += len(key) + len(b) + len(c) + len(t) + len(sep) + (len(pull) + 14 if pull else 0)
+        mq = MessageQueue(topic, broker, int(qid))
+        table[key] = (mq, int(b), int(c), int(t), int(pull) if pull else None)
+    if covered + _ENTRY_FIXED * len(entries) != len(text) or (entries and entries[-1][8]):
+        return None
+    low, high = INT64
+    for mq, b, c, t, pull in table.values():
+        if mq.queue_id > INT32[1] or not (low <= b <= high and low <= c <= high and low <= t <= high):
+            return None
+        if pull is not None and not low <= pull <= high:
+            return None
     rows = tuple(QueueStat(*v, min_offset=None, committed=None) for v in table.values())
     return ConsumeStats(group=group, queues=rows, consume_tps=float(m.group(1)))
 

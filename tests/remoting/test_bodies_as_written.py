@@ -161,3 +161,25 @@ def test_broker_bodies_take_the_fast_reading(monkeypatch: pytest.MonkeyPatch) ->
     duplicate = four.replace(b"}}}", b"},") + four[len(b'{"consumeTps":0.0,"offsetTable":{') :]
     fast_dup, slow_dup = _both_ways(duplicate, monkeypatch)
     assert fast_dup == slow_dup
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    entries.filter(lambda es: len(es) >= 2),
+    st.sampled_from(["", " ", ",", ",,", "x", "\n", '"a":1,']),
+    st.data(),
+)
+def test_text_between_or_around_entries_is_never_read_fast(es: list, junk: str, data: st.DataObject) -> None:
+    """The fast reading takes a table only when its entries tile it: text slipped in anywhere
+    (between two entries, before the first) leaves it to the parser, whatever that says."""
+    import mqctl.remoting.bodies as bodies
+
+    parts = [_entry(b, q, t, tuple(n)) for b, q, t, n in es]
+    at = data.draw(st.integers(0, len(parts) - 1))
+    text = ",".join(parts[:at]) + ("," if at else "") + junk + ",".join(parts[at:])
+    body = ('{"consumeTps":0.0,"offsetTable":{' + text + "}}").encode()
+    if junk:
+        assert bodies._consume_stats_as_written(body, "G") is None
+    with pytest.MonkeyPatch.context() as mp:
+        fast, slow = _both_ways(body, mp)
+    assert fast == slow
