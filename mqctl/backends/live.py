@@ -83,6 +83,9 @@ class LiveBackend:
         self._groups: dict[str, dict[str, SubscriptionGroup]] = {}
         self._wheel: dict = {}  # (broker, commit-log offset) -> a timer-wheel entry: never changes
         self._group_names: dict[str, frozenset[str]] = {}
+        self._tables: dict[
+            str, dict[str, dict[int, int]]
+        ] = {}  # the overview's offset tables, for the next broadcast_pull_offsets
 
     def __enter__(self) -> LiveBackend:
         from mqctl.remoting.client import RemotingClient
@@ -357,17 +360,20 @@ class LiveBackend:
         return decode_running_info(resp.body, client_id)
 
     def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
-        """GET_ALL_CONSUMER_OFFSET of every broker at once, its 3-part keys only (``group``'s)."""
+        """GET_ALL_CONSUMER_OFFSET of every broker at once, its 3-part keys only (``group``'s).
+        Right after ``groups_overview`` the tables it read are used, once (the same snapshot)."""
         from mqctl.backends.live_groups import broadcast_pulls
 
-        pulls, warnings = broadcast_pulls(self, group)
+        known, self._tables = self._tables, {}
+        pulls, warnings = broadcast_pulls(self, group, known)
         self._warnings += warnings
         return pulls
 
     def groups_overview(self, *, detail: bool = False) -> Sequence[GroupOverview]:
         from mqctl.backends.live_groups import overview
 
-        return overview(self, detail=detail)
+        out, self._tables = overview(self, detail=detail)
+        return out
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

@@ -177,11 +177,12 @@ def _refs(retry: list[str], rnd: _Round) -> list[GroupRef]:
     return refs
 
 
-def overview(backend: LiveRounds, *, detail: bool = False) -> list[GroupOverview]:
-    """Every group with its stats merged over every broker. A broker that does not answer is a
-    failure of every group's stats (so the command cannot end as if the numbers were whole).
-    ``detail``: each queue's min offset too (one GET_TOPIC_STATS_INFO per broker and topic) and
-    whether the group has a committed offset there (the offset tables already read)."""
+def overview(backend: LiveRounds, *, detail: bool = False) -> tuple[list[GroupOverview], Tables]:
+    """Every group with its stats merged over every broker, and the offset tables read (broker
+    -> decoded table). A broker that does not answer is a failure of every group's stats (so
+    the command cannot end as if the numbers were whole). ``detail``: each queue's min offset
+    too (one GET_TOPIC_STATS_INFO per broker and topic) and whether the group has a committed
+    offset there (the offset tables already read)."""
     brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
     retry = _retry_groups(backend)
     # Connections are registered with every broker: ask one that answers (the first, unless
@@ -219,7 +220,7 @@ def overview(backend: LiveRounds, *, detail: bool = False) -> list[GroupOverview
         )
         for ref, per_broker in zip(refs, parts)
     ]
-    return _detailed(backend, out, rnd.tables) if detail else out
+    return (_detailed(backend, out, rnd.tables) if detail else out), rnd.tables
 
 
 def _group(
@@ -283,31 +284,40 @@ def _committed(tables: Tables, group: str, mq: MessageQueue) -> bool | None:
 
 
 def broadcast_pulls(
-    backend: LiveRounds, group: str | None
+    backend: LiveRounds, group: str | None, known: Tables
 ) -> tuple[dict[str, dict[MessageQueue, int]], list[BackendWarning]]:
-    """``LiveBackend.broadcast_pull_offsets``: every broker's offset table in one round, its
-    ``topic@group@broadcast`` entries (``group``'s only, when given: a table that cannot hold
-    them is not decoded; at 1,000 groups a table is ~5 ms of decoding), and a warning for each
-    broker that did not answer."""
+    """``LiveBackend.broadcast_pull_offsets``: every broker's offset table (``known``: the ones
+    already read and decoded; the others asked in one round), its ``topic@group@broadcast``
+    entries (``group``'s only, when given: a table that cannot hold them is not decoded; at 1,000
+    groups a table is ~5 ms of decoding), and a warning for each broker that did not answer."""
     from mqctl.remoting.bodies import decode_consumer_offsets_body, holds_broadcast_entry
 
     brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
-    requests: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
-    out: dict[str, dict[MessageQueue, int]] = {}
+    asked = [b for b in brokers if b not in known]
+    answers = backend.ask([(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in asked])
+    tables: Tables = {}
     warnings: list[BackendWarning] = []
-    for b, r in zip(brokers, backend.ask(requests)):
+    for b, r in zip(asked, answers):
         if isinstance(r, MqctlError):
             warnings.append(BackendWarning(b, f"no offset table (broadcast pull offsets): {r.message}"))
-            continue
-        if r.code != ResponseCode.SUCCESS or not r.body:
-            continue  # "No consumer offset in this broker"
-        if group is not None and not holds_broadcast_entry(r.body, group):
-            continue
-        from mqctl.store.offsets import BROADCAST, split_offset_key
+        elif (
+            r.code == ResponseCode.SUCCESS
+            and r.body
+            and (group is None or holds_broadcast_entry(r.body, group))
+        ):
+            tables[b] = decode_consumer_offsets_body(r.body)
+        # else: "No consumer offset in this broker", or no entry of the group's in it
+    return _broadcast_entries({b: known.get(b) or tables.get(b, {}) for b in brokers}, group), warnings
 
-        for key, queues in decode_consumer_offsets_body(r.body).items():
+
+def _broadcast_entries(tables: Tables, group: str | None) -> dict[str, dict[MessageQueue, int]]:
+    from mqctl.store.offsets import BROADCAST, split_offset_key
+
+    out: dict[str, dict[MessageQueue, int]] = {}
+    for b, table in tables.items():
+        for key, queues in table.items():
             parts = split_offset_key(key)
             if parts is not None and parts[2] == BROADCAST and group in (None, parts[1]):
                 mine = out.setdefault(parts[1], {})
                 mine.update((MessageQueue(parts[0], b, qid), off) for qid, off in queues.items())
-    return out, warnings
+    return out

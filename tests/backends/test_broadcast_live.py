@@ -166,3 +166,20 @@ def test_one_groups_pull_offsets_or_every_groups(cluster: FakeCluster) -> None:
     want |= {MessageQueue(T, "broker-b", 0): 9, MessageQueue(T, "broker-b", 1): 9}
     assert every == {G: want} and mine == {G: want}
     assert none == {} and other == {}
+
+
+def test_after_the_overview_its_offset_tables_are_used_once(cluster: FakeCluster) -> None:
+    """The overview's GET_ALL_CONSUMER_OFFSET answers serve the broadcast pull positions asked
+    right after it (one snapshot, no second round); a later question asks the brokers again."""
+    from mqctl.backends.live import LiveBackend
+
+    with LiveBackend(cluster.ns) as b:
+        b.groups_overview()
+        tables = b.requests[43]
+        first = b.broadcast_pull_offsets()
+        assert b.requests[43] == tables == 2  # one per broker, by the overview only
+        second = b.broadcast_pull_offsets()
+        assert b.requests[43] == 4
+    with LiveBackend(cluster.ns) as fresh:
+        alone = fresh.broadcast_pull_offsets()
+    assert first == second == alone and set(alone) == {G}
