@@ -50,8 +50,9 @@ class RemotingCommand:
     def __post_init__(self) -> None:
         # Copy, so a caller's later edits to its dict cannot change a frozen command.
         ext = dict(self.ext_fields)
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in ext.items()):
-            raise TypeError("ext_fields keys and values must be str (see request())")
+        for k, v in ext.items():
+            if not (isinstance(k, str) and isinstance(v, str)):
+                raise TypeError("ext_fields keys and values must be str (see request())")
         object.__setattr__(self, "ext_fields", MappingProxyType(ext))
 
     @property
@@ -121,8 +122,13 @@ _FJ_ESCAPES.update(
 )
 
 
+def _plain(s: str) -> bool:
+    """Nothing in ``s`` that fastjson escapes."""
+    return s.isascii() and s.isprintable() and '"' not in s and "\\" not in s
+
+
 def _fj_str(s: str) -> str:
-    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+    if _plain(s):
         return f'"{s}"'  # the usual header value: nothing to escape
     return '"' + s.translate(_FJ_ESCAPES) + '"'
 
@@ -140,14 +146,29 @@ def _check_int(cmd: RemotingCommand, name: str, lo: int, hi: int) -> int:
 
 
 def _json_header(cmd: RemotingCommand) -> bytes:
-    code = _check_int(cmd, "code", _INT32_MIN, _INT32_MAX)
-    opaque = _check_int(cmd, "opaque", _INT32_MIN, _INT32_MAX)
-    flag = _check_int(cmd, "flag", _INT32_MIN, _INT32_MAX)
-    version = _check_int(cmd, "version", _INT32_MIN, _INT32_MAX)
+    code, opaque, flag, version = cmd.code, cmd.opaque, cmd.flag, cmd.version
+    if not (
+        type(code) is int
+        and type(opaque) is int
+        and type(flag) is int
+        and type(version) is int
+        and _INT32_MIN <= code <= _INT32_MAX
+        and _INT32_MIN <= opaque <= _INT32_MAX
+        and _INT32_MIN <= flag <= _INT32_MAX
+        and _INT32_MIN <= version <= _INT32_MAX
+    ):  # checked again one by one: the error names the field
+        code = _check_int(cmd, "code", _INT32_MIN, _INT32_MAX)
+        opaque = _check_int(cmd, "opaque", _INT32_MIN, _INT32_MAX)
+        flag = _check_int(cmd, "flag", _INT32_MIN, _INT32_MAX)
+        version = _check_int(cmd, "version", _INT32_MIN, _INT32_MAX)
     # fastjson sorts bean properties by name and omits nulls; an empty extFields is left out.
     parts = [f'{{"code":{code}']
-    if cmd.ext_fields:
-        items = ",".join(f"{_fj_str(k)}:{_fj_str(v)}" for k, v in sorted(cmd.ext_fields.items()))
+    ext = cmd.ext_fields
+    if ext:
+        if _plain("".join(ext) + "".join(ext.values())):  # the usual fields: nothing to escape
+            items = ",".join(f'"{k}":"{v}"' for k, v in sorted(ext.items()))
+        else:
+            items = ",".join(f"{_fj_str(k)}:{_fj_str(v)}" for k, v in sorted(ext.items()))
         parts.append(f',"extFields":{{{items}}}')
     parts.append(f',"flag":{flag},"language":{_fj_str(cmd.language)},"opaque":{opaque}')
     if cmd.remark is not None:
