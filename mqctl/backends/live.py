@@ -251,8 +251,6 @@ class LiveBackend:
     def merge_stats(self, group: str, requests: list, results: list) -> ConsumeStats:
         """One ConsumeStats from each broker's answer to ``requests`` (GET_CONSUME_STATS), or
         the broker's part already read (a ConsumeStats), or the error it failed with."""
-        from mqctl.remoting.bodies import decode_consume_stats
-
         queues: list[QueueStat] = []
         tps, failures, errors = 0.0, [], []
         for (broker, code, _f), r in zip(requests, results):
@@ -260,7 +258,9 @@ class LiveBackend:
             try:
                 if isinstance(r, ConsumeStats):
                     part = r
-                else:
+                else:  # (the overview's parts come read: no import per group)
+                    from mqctl.remoting.bodies import decode_consume_stats
+
                     body = self.net.ok(r, addr, code).body
                     part = decode_consume_stats(body, group, broker) if body else ConsumeStats(group, ())
             except MqctlError as exc:

@@ -44,6 +44,8 @@ from mqctl.model import (
     group_of_retry_topic,
     is_system_group,
 )
+from mqctl.remoting.bodies import decode_consume_stats
+from mqctl.remoting.bodies_client import decode_consumer_connection  # (run per group: imported once)
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 if TYPE_CHECKING:
@@ -149,8 +151,6 @@ def _stats_requests(
 def _part(backend: LiveRounds, group: str, broker: str, results: list) -> ConsumeStats | MqctlError:
     """One broker's share of a group's stats from its 208 answers (topic by topic): their queues
     in turn, their TPS summed as 208 sums them; the first error if one failed."""
-    from mqctl.remoting.bodies import decode_consume_stats
-
     addr = backend.net.broker_addr(broker)
     queues: list = []
     tps = 0.0
@@ -231,8 +231,6 @@ def _group(
     conn: RemotingCommand | MqctlError,
 ) -> GroupOverview:
     """One group's overview: its stats merged over the brokers, its connections if online."""
-    from mqctl.remoting.bodies import decode_consumer_connection
-
     failure: str | None = None
     lost: tuple[BrokerFailure, ...] = ()
     try:
