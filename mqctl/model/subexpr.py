@@ -19,11 +19,19 @@ def java_string_hash(s: str) -> int:
     Java folds UTF-16 code units, so a character outside the BMP contributes its two surrogates;
     hashing Python code points instead would give a different value for e.g. emoji tags.
     """
-    # surrogatepass: a lone surrogate is a legal Java char, and a tag built by another client may hold one.
-    data = s.encode("utf-16-be", "surrogatepass")
+    if s.isascii():  # one byte per code unit (names nearly always): no codec, no pairing
+        units: bytes | list[int] = s.encode("ascii")
+    else:  # surrogatepass: a lone surrogate is a legal Java char, and a tag built by another client may hold one.
+        data = s.encode("utf-16-be", "surrogatepass")
+        units = [data[i] << 8 | data[i + 1] for i in range(0, len(data), 2)]
     h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    if len(units) <= 256:  # folded once at the end (the same value mod 2**32; the int stays small)
+        for unit in units:
+            h = 31 * h + unit
+    else:
+        for unit in units:
+            h = (31 * h + unit) & 0xFFFFFFFF
+    h &= 0xFFFFFFFF
     return h - 0x1_0000_0000 if h >= 0x8000_0000 else h
 
 

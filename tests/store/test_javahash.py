@@ -57,3 +57,19 @@ def test_range_and_recurrence(s: str) -> None:
     # h(s + c) = 31*h(s) + c (mod 2^32) for a BMP char c: the defining recurrence.
     h2 = java_string_hash(s + "A")
     assert (h2 - (31 * h + 65)) % 2**32 == 0
+
+
+def _folded_every_step(s: str) -> int:
+    data = s.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - 2**32 if h >= 2**31 else h
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 1000])
+@pytest.mark.parametrize("unit", ["a", "é", "\U0001f600", "~"])
+def test_long_strings_fold_as_java_does(n: int, unit: str) -> None:
+    """Short names are folded once at the end, long ones at every step: the same int either way."""
+    s = (unit * n)[: n or None] + "TagA"
+    assert java_string_hash(s) == _folded_every_step(s)
