@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import MqctlError, ProtocolError, UnreachableError
-from mqctl.remoting.frame import FrameDecoder, RemotingCommand
+from mqctl.remoting.frame import RemotingCommand
+from mqctl.remoting.frame_decode import FrameDecoder
 
 if TYPE_CHECKING:
     import ssl

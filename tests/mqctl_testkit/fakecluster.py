@@ -34,7 +34,8 @@ from collections.abc import Callable
 from functools import partial
 
 from mqctl.errors import ProtocolError
-from mqctl.remoting.frame import FLAG_RESPONSE, FrameDecoder, RemotingCommand, encode_command
+from mqctl.remoting.frame import FLAG_RESPONSE, RemotingCommand, encode_command
+from mqctl.remoting.frame_decode import FrameDecoder
 from mqctl_testkit.fakebodies import Reply, broker_answer, namesrv_answer
 from mqctl_testkit.fakemodel import Cluster
 

@@ -16,12 +16,12 @@ from mqctl.remoting.codes import LANGUAGE_CODES, LanguageCode
 from mqctl.remoting.frame import (
     JSON,
     ROCKETMQ,
-    FrameDecoder,
     RemotingCommand,
     encode_command,
     ext_int,
     request,
 )
+from mqctl.remoting.frame_decode import FrameDecoder
 
 # remoting.md 2: GET_ROUTEINFO_BY_TOPIC for TopicTest, opaque 1, version 479.
 GOLDEN_JSON_HEADER = (
