@@ -212,3 +212,16 @@ def replace(obj: T, /, **changes: Any) -> T:
     values = {n: getattr(obj, n) for n in names}
     values.update(changes)
     return obj.__class__(**values)
+
+
+def trusted(cls: type[T], values: dict[str, Any]) -> T:
+    """A record of ``cls`` from ``values`` (every field, by name) WITHOUT ``__init__`` and
+    ``__post_init__``: for a decoder that built each value itself, in a loop where the checks
+    and copies of ``__post_init__`` would be most of the cost. Nothing is checked here."""
+    obj = object.__new__(cls)
+    if hasattr(obj, "__dict__"):
+        obj.__dict__.update(values)
+    else:
+        for name, value in values.items():
+            object.__setattr__(obj, name, value)
+    return obj

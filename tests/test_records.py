@@ -165,3 +165,31 @@ def test_a_record_defined_in_a_function_keeps_its_qualified_name() -> None:
 
     assert Inner.__qualname__.endswith("<locals>.Inner")
     assert repr(Inner(1)).endswith("<locals>.Inner(a=1)")
+
+
+def test_trusted_builds_the_record_without_init() -> None:
+    """``trusted`` skips __init__ and __post_init__ (a decoder's fast path): the object is the
+    one the constructor makes from the same values, slotted or not, and stays frozen."""
+    from mqctl.records import trusted
+
+    calls = []
+
+    @record(frozen=True)
+    class Plain:
+        a: int
+        b: str = "x"
+
+        def __post_init__(self) -> None:
+            calls.append(self.a)
+
+    @record(frozen=True, slots=True)
+    class Slotted:
+        a: int
+        b: str = "x"
+
+    for cls in (Plain, Slotted):
+        made, fast = cls(1, "y"), trusted(cls, {"a": 1, "b": "y"})
+        assert fast == made and hash(fast) == hash(made) and repr(fast) == repr(made)
+        with pytest.raises(FrozenRecordError):
+            fast.a = 2  # type: ignore[misc]
+    assert calls == [1]  # the constructor's only

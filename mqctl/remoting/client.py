@@ -23,6 +23,7 @@ from mqctl.remoting.frame import (
     FLAG_RESPONSE,
     RemotingCommand,
     encode_command,
+    encode_request,
     request,
 )
 
@@ -327,14 +328,22 @@ class _Batch:
         p.opaque = next(_OPAQUES)
         while p.opaque in conn.inflight:
             p.opaque = next(_OPAQUES)
-        cmd = request(p.code, p.ext_fields, p.body, opaque=p.opaque, version=client.version)
-        if client.credentials is not None:
-            from mqctl.remoting.signing import sign
-
-            signed = sign(cmd.ext_fields, cmd.body, client.credentials)
-            cmd = RemotingCommand(
-                cmd.code, cmd.opaque, cmd.flag, version=cmd.version, ext_fields=signed, body=cmd.body
+        if client.credentials is None:
+            return encode_request(
+                p.code,
+                p.ext_fields,
+                p.body,
+                opaque=p.opaque,
+                version=client.version,
+                serialize_type=client.serialize_type,
             )
+        from mqctl.remoting.signing import sign
+
+        cmd = request(p.code, p.ext_fields, p.body, opaque=p.opaque, version=client.version)
+        signed = sign(cmd.ext_fields, cmd.body, client.credentials)
+        cmd = RemotingCommand(
+            cmd.code, cmd.opaque, cmd.flag, version=cmd.version, ext_fields=signed, body=cmd.body
+        )
         return encode_command(cmd, client.serialize_type)
 
     def _deliver(self, conn: Conn, cmd: RemotingCommand) -> None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import struct
+from types import MappingProxyType
 
 from mqctl.errors import ProtocolError
+from mqctl.records import trusted
 from mqctl.remoting.codes import language_name
 from mqctl.remoting.frame import DEFAULT_MAX_FRAME, JSON, ROCKETMQ, RemotingCommand
 
@@ -64,6 +66,28 @@ def _decode_json_header(data: bytes, body: bytes) -> RemotingCommand:
         ext_raw = {}
     if not isinstance(ext_raw, dict):
         raise ProtocolError("JSON header field 'extFields' is not an object")
+    code, opaque, flag, version = (
+        obj.get("code"),
+        obj.get("opaque"),
+        obj.get("flag", 0),
+        obj.get("version", 0),
+    )
+    language = obj.get("language", "JAVA")
+    if (
+        type(code) is int
+        and type(opaque) is int
+        and type(flag) is int
+        and type(version) is int
+        and type(language) is str
+        and _INT32_MIN <= code <= _INT32_MAX
+        and _INT32_MIN <= opaque <= _INT32_MAX
+        and _INT32_MIN <= flag <= _INT32_MAX
+        and _INT32_MIN <= version <= _INT32_MAX
+        and all(type(v) is str for v in ext_raw.values())
+    ):  # a header as brokers write it: the values are the command's as they are (own dict, fresh)
+        fields = {"code": code, "opaque": opaque, "flag": flag, "language": language, "version": version}
+        fields.update(remark=remark, ext_fields=MappingProxyType(ext_raw), body=body, serialize_type=JSON)
+        return trusted(RemotingCommand, fields)
     ext = {k: _json_str_field(v) for k, v in ext_raw.items() if v is not None}
     return RemotingCommand(
         # Without a code or an opaque a command means nothing (Java would invent both).
