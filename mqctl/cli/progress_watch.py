@@ -25,7 +25,6 @@ from mqctl.records import record
 if TYPE_CHECKING:
     from mqctl.cli.cluster import Cluster
     from mqctl.model import Rules
-    from mqctl.ops.watch.sampler import Sampled
 
 DEFAULT_INTERVAL = "2"
 STATUS_NAMES = "OK|WARN|REWIND|STOP|STALL|STUCK"
@@ -295,8 +294,11 @@ def watch(
 ) -> None:
     """``client_files``: a broadcasting group's clients' offsets.json (--client-offsets): one
     window per client."""
-    from mqctl.ops.watch import modes
+    from contextlib import AbstractContextManager, nullcontext
+
+    from mqctl.ops.watch import codec, modes
     from mqctl.ops.watch.sampler import run
+    from mqctl.render import watch as render
 
     assert f.watch is not None
     interval, limit, fmt = modes.interval_s(f.watch), max_status(f), _format(output, "--watch")
@@ -315,56 +317,20 @@ def watch(
         )
         _warn_all(w.warnings)
         if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
-            _live(w.sampler, w.times, group, w.history, limit)
-        else:
-            run(w.sampler, w.times, _pipe_sink(fmt), history=w.history, max_status=limit)
+            # a table redrawn in place; Ctrl-C stops it (exit 130)
+            drawn: AbstractContextManager[Any] = render.live(group, sys.stdout, _warn_all)
+        else:  # one table or JSON line after the other
+            line = codec.sample_line if fmt is OutputFormat.json else None
+            drawn = nullcontext(render.pipe_sink(sys.stdout, _warn_all, line))
+        with drawn as sink:
+            run(w.sampler, w.times, sink, history=w.history, max_status=limit)
 
 
 def _can_redraw() -> bool:
-    """A terminal that moves the cursor: rich's Live on TERM=dumb shows nothing until it stops,
-    so such a terminal gets a new table per sample instead (and is told why)."""
-    from rich.console import Console
+    """A dumb terminal gets a new table per sample instead of one redrawn (and is told why)."""
+    from mqctl.render.watch import can_redraw
 
-    if Console(file=sys.stdout).is_dumb_terminal:
+    if not can_redraw(sys.stdout):
         _warn_all(["TERM is a dumb terminal that cannot redraw in place: a new table per sample"])
         return False
     return True
-
-
-def _pipe_sink(fmt: OutputFormat) -> Any:
-    from mqctl.ops.watch import codec
-    from mqctl.render import watch as render
-
-    def sink(tick: Sampled) -> None:
-        _warn_all(tick.warnings)
-        for one in tick.each:  # one per client of a broadcasting group
-            if fmt is OutputFormat.json:
-                sys.stdout.write(codec.sample_line(one.view, one.stuck) + "\n")
-            else:
-                render.write_view(one.view, sys.stdout, one.stuck)
-                sys.stdout.write("\n")
-        sys.stdout.flush()
-
-    return sink
-
-
-def _live(sampler: Any, times: Any, group: str, path: Path | None, limit: str | None) -> None:
-    """rich's Live redraws the table in place (no alternate screen: the last table stays when
-    it ends); Ctrl-C stops it, restores the cursor, and the command exits 130."""
-    from rich.console import Console, Group
-    from rich.live import Live
-    from rich.text import Text
-
-    from mqctl.ops.watch.sampler import run
-    from mqctl.render import watch as render
-
-    console = Console(file=sys.stdout, highlight=False)
-    waiting: Any = Text(f"consumerProgress {group}: first sample ...")
-    with Live(waiting, console=console, auto_refresh=False, transient=False, redirect_stdout=False) as live:
-
-        def sink(tick: Sampled) -> None:
-            _warn_all(tick.warnings)
-            views = [render.live_renderable(one.view, console.width, one.stuck) for one in tick.each]
-            live.update(views[0] if len(views) == 1 else Group(*views), refresh=True)
-
-        run(sampler, times, sink, history=path, max_status=limit)
