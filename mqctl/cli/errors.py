@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 import typer
 
 from mqctl.cli import streams
-from mqctl.errors import ExitStatus, MqctlError
+from mqctl.errors import ExitStatus, MqctlError, os_error_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,13 +51,6 @@ def report_click_error(e: Any) -> int:
         hint = f"did you mean {' or '.join(sorted(possibilities))}? " + hint
     report(message, hint)
     return int(e.exit_code)
-
-
-def os_error_message(exc: OSError) -> str:
-    """'PATH: reason' for an OSError, without Python's '[Errno N]' noise."""
-    reason = exc.strerror or str(exc)
-    names = [n for n in (exc.filename, exc.filename2) if n]
-    return f"{' -> '.join(str(n) for n in names)}: {reason}" if names else reason
 
 
 def warn(message: str) -> None:

@@ -77,6 +77,19 @@ def run(req: BrokerReset, backend: Backend) -> BrokerResetDone:
     return BrokerResetDone(plan, journal, warnings, export_path)
 
 
+def missed_status(journal: JournalRecord | None) -> int:
+    """The exit status of a write already printed: a queue read back away from its target is not a
+    success (4 when it could not be read, else 5); an online consumer that committed past its new
+    offset took the reset and resumed, which is one. 0: every queue took it."""
+    from mqctl.errors import ExitStatus
+
+    result = None if journal is None else journal.result
+    if result is None or not result.not_taken:
+        return 0
+    unread = any(c.now is None for c in result.not_taken)
+    return int(ExitStatus.UNREACHABLE if unread else ExitStatus.REFUSED)
+
+
 def _plan(backend: Backend, req: BrokerReset) -> ResetPlan:
     from mqctl.ops import reset as ops
 
