@@ -10,7 +10,7 @@ import typer
 
 from mqctl.cli.blocks import Flag, block
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -208,8 +208,7 @@ def _allocate(backend, topics, ips, strat, sort, compare_with, fmt) -> None:  # 
 
     other_ips = ops.split_ip_list(compare_with.strip()) if compare_with is not None else None
     result, moves = ops.allocate_compared(backend, topics, ips, strat, sort=sort, compare_with=other_ips)
-    for w in backend.take_warnings():
-        warn(str(w))
+    warn_all(backend.take_warnings())
     if fmt is OutputFormat.plain and moves is not None:
         warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")
     emit(
@@ -227,8 +226,7 @@ def _rebalance(backend, group: str, topics, strat, fmt: OutputFormat) -> None:  
     from mqctl.render import allocate as render
 
     report, notes = rebalance_check(backend, group, topics, strat)
-    for line in [*notes, *(str(w) for w in backend.take_warnings())]:
-        warn(line)
+    warn_all([*notes, *backend.take_warnings()])
     emit(
         fmt,
         sys.stdout,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, emit, output_options
 
 HELP = """Query a consumer group's connections: per client its id, address, language and version; the
@@ -50,8 +50,7 @@ def consumer_connection(
 
     with cluster.open() as backend:
         conn = ask(backend, group.strip(), broker_addr.strip() if broker_addr else None)
-        for w in backend.take_warnings():
-            warn(str(w))
+        warn_all(backend.take_warnings())
     if conn.via_proxy:
         warn(render.proxy_note(conn))
     emit(

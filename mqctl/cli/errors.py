@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar
 
 import typer
@@ -56,6 +56,12 @@ def report_click_error(e: Any) -> int:
 def warn(message: str) -> None:
     sys.stderr.write(f"mqctl: warning: {message}\n")
     sys.stderr.flush()
+
+
+def warn_all(messages: Iterable[object]) -> None:
+    """``warn`` each message (typed warnings as their text)."""
+    for m in messages:
+        warn(str(m))
 
 
 def _traceback() -> None:

@@ -9,7 +9,7 @@ import typer
 
 from mqctl.cli import progress_watch
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.cli.progress_broadcast import BroadcastFlags, broadcast_options
 from mqctl.cli.progress_watch import WatchFlags, watch_options
@@ -192,8 +192,7 @@ def _group(
     if read.model is not None:
         return notice(read.model, group, out, read.kind)
     assert read.result is not None
-    for line in read.warnings:
-        warn(line)
+    warn_all(read.warnings)
     _report(read.result, topic, out.fmt, query.show_client_ip, out.headers, read.kind)
     ops.verdict(read.result, gates, read.view, progress_watch.max_status(f))
 
@@ -212,8 +211,7 @@ def _overview(
         summaries, warnings, kind = read_overview(
             cluster.open(), gates, files, now_ms=now_ms, on_progress=bar.update
         )
-    for line in warnings:
-        warn(line)
+    warn_all(warnings)
     ordered = ops.sort_groups(summaries, sort)
     emit(
         out.fmt,
@@ -258,8 +256,7 @@ def _duration_ms(text: str) -> int:
 def _report(result, topic: str | None, fmt: OutputFormat, ip: bool, headers: bool, kind: Any) -> None:  # type: ignore[no-untyped-def]
     from mqctl.ops.progress import no_rows_reason
 
-    for line in result.warnings:
-        warn(line)
+    warn_all(result.warnings)
     reason = no_rows_reason(result, topic)
     if reason and not result.failures:
         warn(reason)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.blocks import Flag, block
-from mqctl.cli.errors import warn
+from mqctl.cli.errors import warn, warn_all
 from mqctl.cli.output import Output, emit
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -173,8 +173,7 @@ def clients(
             history=history,
             on_progress=bar.update,
         )
-    for line in read.warnings:
-        warn(line)
+    warn_all(read.warnings)
     _draw(read.result, out, read.kind)
     ops.verdict(read.result, gates, read.views, progress_watch.max_status(f))
 
@@ -182,8 +181,7 @@ def clients(
 def _draw(result: Any, out: Output, kind: BackendKind) -> None:
     from mqctl.render import broadcast as render
 
-    for line in result.warnings:
-        warn(line)
+    warn_all(result.warnings)
     for cp in result.stale:
         age = "unknown" if cp.age_ms is None else f"{cp.age_ms // 1000} s"
         warn(

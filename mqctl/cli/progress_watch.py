@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.blocks import Flag, block
-from mqctl.cli.errors import warn
+from mqctl.cli.errors import warn, warn_all
 from mqctl.cli.output import Output, OutputFormat
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -214,11 +214,6 @@ def _format(output: Output, what: str) -> OutputFormat:
     return OutputFormat.table if sys.stdout.isatty() else OutputFormat.json
 
 
-def _warn_all(lines: Sequence[str]) -> None:
-    for line in lines:
-        warn(line)
-
-
 # --- --status-from -------------------------------------------------------------------------------
 
 
@@ -248,7 +243,7 @@ def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) ->
     fmt = _format(output, "--status-from")
     assert f.status_from is not None
     view, warnings = modes.status_from(f.status_from, group, topic, rules_of(f))
-    _warn_all(warnings)
+    warn_all(warnings)
     if fmt is OutputFormat.json:
         sys.stdout.write(codec.sample_line(view) + "\n")
     else:
@@ -269,7 +264,7 @@ def why(
     assert f.why is not None
     ref = modes.queue_ref(f.why, topic)
     stuck, warnings = modes.why(cluster.open(), group, ref, now_ms=now_ms, retry_scan=f.retry_scan)
-    _warn_all(warnings)
+    warn_all(warnings)
     if output.requested is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
@@ -315,13 +310,13 @@ def watch(
             client_files=files,
             stale_after_ms=stale_after_ms,
         )
-        _warn_all(w.warnings)
+        warn_all(w.warnings)
         if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
             # a table redrawn in place; Ctrl-C stops it (exit 130)
-            drawn: AbstractContextManager[Any] = render.live(group, sys.stdout, _warn_all)
+            drawn: AbstractContextManager[Any] = render.live(group, sys.stdout, warn_all)
         else:  # one table or JSON line after the other
             line = codec.sample_line if fmt is OutputFormat.json else None
-            drawn = nullcontext(render.pipe_sink(sys.stdout, _warn_all, line))
+            drawn = nullcontext(render.pipe_sink(sys.stdout, warn_all, line))
         with drawn as sink:
             run(w.sampler, w.times, sink, history=w.history, max_status=limit)
 
@@ -331,6 +326,6 @@ def _can_redraw() -> bool:
     from mqctl.render.watch import can_redraw
 
     if not can_redraw(sys.stdout):
-        _warn_all(["TERM is a dumb terminal that cannot redraw in place: a new table per sample"])
+        warn("TERM is a dumb terminal that cannot redraw in place: a new table per sample")
         return False
     return True

@@ -11,7 +11,7 @@ import typer
 
 from mqctl.cli import streams
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import handle_errors, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.cli.reset_args import (
     DryRunOpt,
@@ -151,13 +151,11 @@ def _output(done, fmt: OutputFormat, scope, export: str | None, overwrite: bool)
             )
         raise LandedThenFailedError(journal.id, exc) from exc
     finally:
-        for w in done.warnings:
-            warn(w)
+        warn_all(done.warnings)
     from mqctl.ops import resetrun
     from mqctl.render.reset import write_notes
 
-    for line in write_notes(None if journal is None else journal.result):
-        warn(line)
+    warn_all(write_notes(None if journal is None else journal.result))
     if status := resetrun.missed_status(journal):  # printed, but not every queue took it
         raise typer.Exit(status)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.errors import warn
+from mqctl.cli.errors import warn_all
 from mqctl.cli.output import Output, OutputFormat, emit
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -78,8 +78,7 @@ def reset_clients(
     cplan, journal, warnings = run_clients(
         run, opener(record, cluster, cluster.options(ignore_abort_file=False))
     )
-    for w in warnings:
-        warn(w)
+    warn_all(warnings)
     _render(cplan, journal, out.fmt, req.scope)
 
 
@@ -92,8 +91,7 @@ def _render(cplan: Any, journal: Any, fmt: OutputFormat, scope: Scope) -> None:
         sys.stderr.write(status + "\n")
         sys.stderr.flush()
     if journal is None and fmt is not OutputFormat.table:
-        for line in render.busy_lines(cplan):
-            warn(line)
+        warn_all(render.busy_lines(cplan))
     ts_text = scope.ts_text or cplan.target.text
     emit(
         fmt,
