@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.blocks import Flag, block
-from mqctl.cli.errors import warn, warn_all
+from mqctl.cli.errors import warn_all
 from mqctl.cli.output import Output, emit
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -181,16 +181,7 @@ def clients(
 def _draw(result: Any, out: Output, kind: BackendKind) -> None:
     from mqctl.render import broadcast as render
 
-    warn_all(result.warnings)
-    for cp in result.stale:
-        age = "unknown" if cp.age_ms is None else f"{cp.age_ms // 1000} s"
-        warn(
-            f"{cp.client.path}: not written for {age} (over --stale-after {result.stale_after_ms // 1000} s): "
-            "its client stopped persisting (gone or stuck)"
-        )
-    if result.unseen:
-        names = ", ".join(c.client_id for c in result.unseen)
-        warn(f"connected client(s) without a file among those given (their progress is not shown): {names}")
+    warn_all(render.warning_lines(result))
     emit(
         out.fmt,
         sys.stdout,

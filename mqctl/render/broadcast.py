@@ -29,6 +29,24 @@ PULL_NOTE = (
 WHERE = "<dir>/<clientId>/{group}/offsets.json (dir: the client's rocketmq.client.localOffsetStoreDir, ~/.rocketmq_offsets by default)"
 
 
+def warning_lines(p: BroadcastProgress) -> list[str]:
+    """What stderr says of the clients before their progress: the reads' warnings, each client
+    whose file went stale, the connected clients no file was given for."""
+    lines = list(p.warnings)
+    for cp in p.stale:
+        age = "unknown" if cp.age_ms is None else f"{cp.age_ms // 1000} s"
+        lines.append(
+            f"{cp.client.path}: not written for {age} (over --stale-after {p.stale_after_ms // 1000} s): "
+            "its client stopped persisting (gone or stuck)"
+        )
+    if p.unseen:
+        names = ", ".join(c.client_id for c in p.unseen)
+        lines.append(
+            f"connected client(s) without a file among those given (their progress is not shown): {names}"
+        )
+    return lines
+
+
 def _q(mq: MessageQueue) -> str:
     return f"{mq.topic}/{mq.broker_name}/{mq.queue_id}"
 
