@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
@@ -52,17 +52,13 @@ class StrategyName(str, Enum):
     CONFIG = "CONFIG"
 
 
-def _opt(*names: str, help: str, metavar: str | None = None):  # type: ignore[no-untyped-def]
-    return typer.Option(*names, help=help, metavar=metavar, show_default=False)
-
-
 # The options, one alias each (the command's signature stays one line per option).
 _TopicOpt = Annotated[
-    str | None, _opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")
+    str | None, opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")
 ]
 _GroupOpt = Annotated[
     str | None,
-    _opt(
+    opt(
         "--group",
         "-g",
         metavar="GROUP",
@@ -72,7 +68,7 @@ _GroupOpt = Annotated[
 
 _IpListOpt = Annotated[
     str | None,
-    _opt(
+    opt(
         "--ipList",
         "-i",
         metavar="IPLIST",
@@ -82,11 +78,10 @@ _IpListOpt = Annotated[
 
 _StrategyOpt = Annotated[
     StrategyName | None,
-    typer.Option(
+    opt(
         "--strategy",
         help="Allocation strategy (default AVG; with -g the one the clients use).",
         case_sensitive=False,
-        show_default=False,
     ),
 ]
 
@@ -99,7 +94,7 @@ _VirtualNodesOpt = Annotated[
 ]
 
 _ConsumerIdcsOpt = Annotated[
-    str | None, _opt("--consumer-idcs", metavar="IDC,..", help="MACHINE_ROOM: the consumers' IDCs.")
+    str | None, opt("--consumer-idcs", metavar="IDC,..", help="MACHINE_ROOM: the consumers' IDCs.")
 ]
 
 _DelegateOpt = Annotated[
@@ -109,21 +104,21 @@ _DelegateOpt = Annotated[
 
 _BrokerRoomsOpt = Annotated[
     str | None,
-    _opt("--broker-rooms", metavar="BROKER=ROOM,..", help="MACHINE_ROOM_NEARBY: broker rooms."),
+    opt("--broker-rooms", metavar="BROKER=ROOM,..", help="MACHINE_ROOM_NEARBY: broker rooms."),
 ]
 
 _ConsumerRoomsOpt = Annotated[
-    str | None, _opt("--consumer-rooms", metavar="ID=ROOM,..", help="MACHINE_ROOM_NEARBY: client rooms.")
+    str | None, opt("--consumer-rooms", metavar="ID=ROOM,..", help="MACHINE_ROOM_NEARBY: client rooms.")
 ]
 
 _ConfigQueuesOpt = Annotated[
     list[str] | None,
-    _opt("--config-queues", metavar="[TOPIC/]BROKER:QID,..", help="CONFIG: the fixed queues (repeatable)."),
+    opt("--config-queues", metavar="[TOPIC/]BROKER:QID,..", help="CONFIG: the fixed queues (repeatable)."),
 ]
 
 _CompareWithOpt = Annotated[
     str | None,
-    _opt("--compare-with", metavar="IPLIST", help="Show the queues that move to this id list."),
+    opt("--compare-with", metavar="IPLIST", help="Show the queues that move to this id list."),
 ]
 
 

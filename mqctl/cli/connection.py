@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
-import typer
-
+from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, emit, output_options
@@ -24,17 +23,14 @@ proxy, which lists them (its Version column is the proxy's own version).
 
 mqadmin equivalent: mqadmin consumerConnection -g GROUP [-b BROKER_ADDR]"""
 
-_GroupOpt = Annotated[
-    str, typer.Option("--consumerGroup", "-g", help="Consumer group name.", show_default=False)
-]
+_GroupOpt = Annotated[str, opt("--consumerGroup", "-g", help="Consumer group name.")]
 _BrokerAddrOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--brokerAddr",
         "-b",
         help="Ask this address (host:port) instead of a broker: a rocketmq-proxy's remoting port lists "
         "the gRPC clients connected to it, which no broker knows.",
-        show_default=False,
     ),
 ]
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, TextIO, TypeVar
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.records import record
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,12 +36,10 @@ def resolve_format(fmt: OutputFormat | None) -> OutputFormat:
 _OUTPUT_HELP = "table (default on a terminal), plain (mqadmin's layout, default when piped), json or csv."
 OutputOpt = Annotated[
     OutputFormat | None,
-    typer.Option("--output", "-o", help=_OUTPUT_HELP, show_default=False, case_sensitive=False),
+    opt("--output", "-o", help=_OUTPUT_HELP, case_sensitive=False),
 ]
 # resetOffsetByTime: -o is mqadmin's --offset there.
-OutputLongOpt = Annotated[
-    OutputFormat | None, typer.Option("--output", help=_OUTPUT_HELP, show_default=False, case_sensitive=False)
-]
+OutputLongOpt = Annotated[OutputFormat | None, opt("--output", help=_OUTPUT_HELP, case_sensitive=False)]
 NoHeadersOpt = Annotated[bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")]
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli import progress_watch
+from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
@@ -40,35 +41,31 @@ mqadmin equivalent: mqadmin consumerProgress -g GROUP [-t TOPIC] [-s true]"""
 # The options, one alias each (the command's signature stays one line per option).
 _GroupOpt = Annotated[
     str | None,
-    typer.Option("--groupName", "-g", help="Consumer group. Absent: all groups.", show_default=False),
+    opt("--groupName", "-g", help="Consumer group. Absent: all groups."),
 ]
 
-_TopicOpt = Annotated[
-    str | None, typer.Option("--topicName", "-t", help="Only this topic (with -g).", show_default=False)
-]
+_TopicOpt = Annotated[str | None, opt("--topicName", "-t", help="Only this topic (with -g).")]
 
 _ShowClientIpOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--showClientIP",
         "-s",
         metavar="true|false",
         help="mqadmin's -s true: add the Client IP column, in plain and in the table (N/A on a "
         "store: no connections).",
-        show_default=False,
     ),
 ]
 
 _TagsOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--tags",
         metavar="EXPR",
         help="Exact filtered lag: count the unconsumed messages whose tag matches EXPR ('*', 'TagA || TagB') "
         "over the ConsumeQueue tag hashes (every entry, no sampling). Different tags can share a hash "
         "(Java String.hashCode, e.g. 'Aa' and 'BB'); add --verify-tags to confirm each match against the "
         "real tag in the CommitLog.",
-        show_default=False,
     ),
 ]
 
@@ -83,23 +80,21 @@ _VerifyTagsOpt = Annotated[
 
 _MaxLagOpt = Annotated[
     int | None,
-    typer.Option(
+    opt(
         "--max-lag",
         metavar="N",
         help="Exit 10 after printing when the diff total (matched total with --tags) exceeds N. "
         "Without -g: when any group's diff total does (the fleet-wide check).",
-        show_default=False,
     ),
 ]
 
 _MaxLagTimeOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--max-lag-time",
         metavar="DURATION",
         help="Exit 10 after printing when the oldest unconsumed message "
         "is older than DURATION (1h30m, 90s, PT15M); without -g, in any group.",
-        show_default=False,
     ),
 ]
 

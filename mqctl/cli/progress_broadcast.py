@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.errors import warn_all
 from mqctl.cli.output import Output, emit
 from mqctl.errors import UsageError
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
 
 ClientOffsetsOpt = Annotated[
     list[Path] | None,
-    typer.Option(
+    opt(
         "--client-offsets",
         metavar="PATH",
         help="A broadcasting group: its progress from the offsets.json each client keeps (a client's "
@@ -35,28 +33,25 @@ ClientOffsetsOpt = Annotated[
         "HOST/.rocketmq_offsets/...). Repeat for several. Per client and queue: the client's offset, the "
         "broker offset, diff, lag time (--tags: filtered lag); per-client totals, the worst client, gates "
         "on every client. Without -g: the overview adds each broadcasting group's worst client.",
-        show_default=False,
     ),
 ]
 ModelOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--model",
         metavar="broadcasting|clustering",
         help="The group's message model when the backend cannot tell (a store: a subscription group has no "
         "broadcast marker). Default: live, the clients' heartbeats say it; on a 5.1+ store, the broker's "
         "topic@group@broadcast entries.",
-        show_default=False,
     ),
 ]
 StaleAfterOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--stale-after",
         metavar="DURATION",
         help="With --client-offsets: a client file not written for longer (default 5m; a running client "
         "rewrites it every 5 s) is flagged STALE: the client is gone or stuck.",
-        show_default=False,
     ),
 ]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.errors import warn, warn_all
 from mqctl.cli.output import Output, OutputFormat
 from mqctl.errors import UsageError
@@ -31,7 +31,7 @@ STATUS_NAMES = "OK|WARN|REWIND|STOP|STALL|STUCK"
 
 WatchOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--watch",
         "-w",
         metavar="[SECONDS]",
@@ -39,7 +39,6 @@ WatchOpt = Annotated[
         "A terminal gets a live table; a pipe one JSON line per sample (schema "
         "mqctl/consumerProgress.sample/v1). Per queue and group: diff, consume and produce rates "
         "(messages/s over the window), time to drain, status.",
-        show_default=False,
     ),
 ]
 WindowOpt = Annotated[
@@ -53,7 +52,7 @@ WindowOpt = Annotated[
 ]
 MaxStatusOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--max-status",
         metavar=STATUS_NAMES,
         help="Exit 10 after printing when a queue's status is worse than this one. Severity: OK < WARN < "
@@ -63,39 +62,35 @@ MaxStatusOpt = Annotated[
         "message pins c; live only), else STALL if b advanced, else STOP; lag grew from the first "
         "sample to the last: WARN; else OK. A broker missing from a sample keeps its queues' last status "
         "(stale, the sample marked incomplete). With --watch: checked after each sample.",
-        show_default=False,
     ),
 ]
 WhyOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--why",
         metavar="BROKER:QID|TOPIC/BROKER/QID",
         help="With -g: the message at the queue's committed offset (id, keys, tags, store time and age, "
         "born host, reconsume times, size) and its copies in %RETRY%<group> (the newest --retry-scan "
         "entries of each retry queue are read). --watch shows it for STUCK and STALL queues.",
-        show_default=False,
     ),
 ]
 HistoryOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--history",
         metavar="PATH",
         help="Append each sample to PATH as a JSON line (the pipe schema); the file's last samples of the "
         "group start the window, so a run from cron (one sample per run, no --watch) gets statuses and "
         "rates, and --max-status works per run.",
-        show_default=False,
     ),
 ]
 StatusFromOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--status-from",
         metavar="PATH",
         help="With -g: statuses and rates from a --history file's last window, without reading the "
         "cluster. A corrupt file is exit 6, another kind of file or no samples of the group exit 2.",
-        show_default=False,
     ),
 ]
 RetryScanOpt = Annotated[

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
+from mqctl.cli.blocks import opt
 from mqctl.cli.errors import warn_all
 from mqctl.cli.output import Output, OutputFormat, emit
 from mqctl.errors import UsageError
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
 ClientOffsetsOpt = Annotated[
     list[Path] | None,
-    typer.Option(
+    opt(
         "--client-offsets",
         metavar="PATH",
         help="A broadcasting group: reset the offsets.json its clients keep (a client's file, its "
@@ -30,17 +29,15 @@ ClientOffsetsOpt = Annotated[
         "each written as the client writes it, .bak first, only while that client is stopped (refused "
         "when it is connected, or its file was written within two persist intervals, or a process holds "
         "it). Copy the files back to their hosts if you reset copies.",
-        show_default=False,
     ),
 ]
 PersistIntervalOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--persist-interval",
         metavar="DURATION",
         help="With --client-offsets: the clients' persistConsumerOffsetInterval (default 5s); a file written "
         "within two of them belongs to a running client.",
-        show_default=False,
     ),
 ]
 
