@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from typing import Annotated, Any
 
@@ -206,14 +205,7 @@ def _allocate(backend, topics, ips, strat, sort, compare_with, fmt) -> None:  # 
     warn_all(backend.take_warnings())
     if fmt is OutputFormat.plain and moves is not None:
         warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")
-    emit(
-        fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(result, o),
-        table=lambda o: render.table(result, o, moves, other_ips),
-        json_doc=lambda: render.json_doc(result, moves, other_ips, backend.kind),
-        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
-    )
+    emit(fmt, render.views(result, moves, other_ips, backend.kind))
 
 
 def _rebalance(backend, group: str, topics, strat, fmt: OutputFormat) -> None:  # type: ignore[no-untyped-def]
@@ -222,14 +214,7 @@ def _rebalance(backend, group: str, topics, strat, fmt: OutputFormat) -> None:  
 
     report, notes = rebalance_check(backend, group, topics, strat)
     warn_all([*notes, *backend.take_warnings()])
-    emit(
-        fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(report.simulated, o),
-        table=lambda o: render.rebalance_table(report, o),
-        json_doc=lambda: render.rebalance_json(report),
-        csv=lambda: (render.REBALANCE_CSV_COLUMNS, render.rebalance_csv_rows(report)),
-    )
+    emit(fmt, render.rebalance_views(report))
 
 
 allocate_mq.__doc__ = HELP

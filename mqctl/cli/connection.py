@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 from mqctl.cli.blocks import opt
@@ -49,15 +48,7 @@ def consumer_connection(
         warn_all(backend.take_warnings())
     if conn.via_proxy:
         warn(render.proxy_note(conn))
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(conn, o, headers=out.headers),
-        table=lambda o: render.table(conn, o),
-        json_doc=lambda: render.json_doc(conn),
-        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(conn)),
-        headers=out.headers,
-    )
+    emit(out.fmt, render.views(conn, headers=out.headers), headers=out.headers)
 
 
 consumer_connection.__doc__ = HELP

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from enum import Enum
 from pathlib import Path
@@ -196,9 +195,9 @@ def lag_report(
         summary = pipeline.status_report(
             _status_history(history, cluster), pipeline.window_ms(window), ds, spark, warn
         )
-        return _emit(output, summary, render.status_table, render.status_doc, render.status_csv)
+        return emit(output.fmt, render.status_views(summary))
     report, failure = _report(cluster, subscriptions, lag_time, cq_read, ds, spark)
-    _emit(output, report, render.report_table, render.report_doc, render.report_csv)
+    emit(output.fmt, render.report_views(report))
     if failure is not None:
         raise failure
     pipeline.check_times_readable(report)
@@ -234,18 +233,6 @@ def _status_history(history: str | None, cluster: Cluster) -> str:
     if cluster.store or cluster.namesrv:
         raise UsageError("--status reads only the --history dataset: drop -S/-n")
     return history
-
-
-def _emit(output: Output, summary: Any, table: Any, json_doc: Any, csv: Any) -> None:
-    """The summary in the chosen format; plain is the table (lagReport has no mqadmin layout)."""
-    emit(
-        output.fmt,
-        sys.stdout,
-        plain=lambda o: table(summary, o),
-        table=lambda o: table(summary, o),
-        json_doc=lambda: json_doc(summary),
-        csv=lambda: csv(summary),
-    )
 
 
 lag_report.__doc__ = HELP

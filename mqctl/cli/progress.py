@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -208,15 +207,7 @@ def _overview(
         )
     warn_all(warnings)
     ordered = ops.sort_groups(summaries, sort)
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: overview.groups_plain(summaries, o, headers=out.headers),  # mqadmin's order, always
-        table=lambda o: overview.groups_table(ordered, o, sort),
-        json_doc=lambda: overview.groups_json(ordered, kind),
-        csv=lambda: (overview.GROUP_CSV_COLUMNS, overview.groups_csv_rows(ordered)),
-        headers=out.headers,
-    )
+    emit(out.fmt, overview.views(summaries, ordered, sort, kind, headers=out.headers), headers=out.headers)
     ops.overview_verdict(summaries, gates)
 
 
@@ -255,15 +246,7 @@ def _report(result, topic: str | None, fmt: OutputFormat, ip: bool, headers: boo
     reason = no_rows_reason(result, topic)
     if reason and not result.failures:
         warn(reason)
-    emit(
-        fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(result, o, show_client_ip=ip, headers=headers),
-        table=lambda o: render.table(result, o, show_client_ip=ip),
-        json_doc=lambda: render.json_doc(result, kind),
-        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
-        headers=headers,
-    )
+    emit(fmt, render.views(result, kind, show_client_ip=ip, headers=headers), headers=headers)
 
 
 consumer_progress.__doc__ = HELP

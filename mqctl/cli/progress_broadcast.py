@@ -6,7 +6,6 @@ lives on its clients (exit 7), and each client's progress from its offsets.json
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -122,16 +121,7 @@ def notice(model: GroupModel, group: str, out: Output, kind: BackendKind) -> Non
     from mqctl.ops.broadcast import not_on_broker
     from mqctl.render import broadcast as render
 
-    live = kind.knows_runtime
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: render.notice_text(model, group, o, live=live),
-        table=lambda o: render.notice_text(model, group, o, live=live),
-        json_doc=lambda: render.notice_json(model, group, str(kind)),
-        csv=lambda: (render.BROADCAST_CSV_COLUMNS, []),
-        headers=out.headers,
-    )
+    emit(out.fmt, render.notice_views(model, group, kind), headers=out.headers)
     raise not_on_broker(model, group)
 
 
@@ -177,12 +167,4 @@ def _draw(result: Any, out: Output, kind: BackendKind) -> None:
     from mqctl.render import broadcast as render
 
     warn_all(render.warning_lines(result))
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(result, o, headers=out.headers),
-        table=lambda o: render.table(result, o),
-        json_doc=lambda: render.json_document(result, str(kind)),
-        csv=lambda: (render.BROADCAST_CSV_COLUMNS, render.csv_table(result)),
-        headers=out.headers,
-    )
+    emit(out.fmt, render.views(result, kind, headers=out.headers), headers=out.headers)

@@ -207,10 +207,10 @@ def _render(  # type: ignore[no-untyped-def]
     plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int, exported: str | None, shown: list[str]
 ) -> None:
     from mqctl.ops.planfile import CSV_COLUMNS, csv_rows, plan_document
+    from mqctl.render import Views
     from mqctl.render import reset as render
 
     status = render.status_line(plan, journal, exported)
-    out = sys.stdout
     if exported == STDOUT or fmt in (OutputFormat.plain, OutputFormat.csv):
         # stdout carries the plan, mqadmin's table or the CSV alone, so scripts parsing it keep working.
         sys.stderr.write(status + "\n")
@@ -220,11 +220,12 @@ def _render(  # type: ignore[no-untyped-def]
         return
     emit(
         fmt,
-        out,
-        plain=lambda o: render.plain(plan, o, ts_text, ts_long),
-        table=lambda o: render.table(plan, o, status),
-        json_doc=lambda: plan_document(plan, journal),
-        csv=lambda: (CSV_COLUMNS, csv_rows(plan, journal)),
+        Views(
+            plain=lambda o: render.plain(plan, o, ts_text, ts_long),
+            table=lambda o: render.table(plan, o, status),
+            json_doc=lambda: plan_document(plan, journal),
+            csv=lambda: (CSV_COLUMNS, csv_rows(plan, journal)),
+        ),
     )
 
 

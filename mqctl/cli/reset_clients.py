@@ -81,6 +81,7 @@ def reset_clients(
 
 def _render(cplan: Any, journal: Any, fmt: OutputFormat, scope: Scope) -> None:
     from mqctl.ops.clientreset import csv_table, document
+    from mqctl.render import Views
     from mqctl.render import clientreset as render
 
     status = render.status_line(cplan, journal)
@@ -92,9 +93,10 @@ def _render(cplan: Any, journal: Any, fmt: OutputFormat, scope: Scope) -> None:
     ts_text = scope.ts_text or cplan.target.text
     emit(
         fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(cplan, o, ts_text, scope.ts_long),
-        table=lambda o: render.table(cplan, o, status),
-        json_doc=lambda: document(cplan, journal),
-        csv=lambda: csv_table(cplan, journal),
+        Views(
+            plain=lambda o: render.plain(cplan, o, ts_text, scope.ts_long),
+            table=lambda o: render.table(cplan, o, status),
+            json_doc=lambda: document(cplan, journal),
+            csv=lambda: csv_table(cplan, journal),
+        ),
     )
