@@ -165,24 +165,23 @@ def _group(
     """One group: ops.progressrun.read_group (recorded to --history when asked), drawn, judged. A
     broadcasting group (--model, or told by the backend) gets the notice instead (exit 7)."""
     from mqctl.cli.progress_broadcast import notice
-    from mqctl.cli.progressbar import DelayedProgress
+    from mqctl.cli.progressbar import scanning
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_group
 
     history = (f.history, progress_watch.rules_of(f)) if f.history is not None else None
     plain = out.fmt is OutputFormat.plain
-    with DelayedProgress("scanning") as bar:
-        read = read_group(
-            cluster.open(),
-            group,
-            topic,
-            query,
-            gates,
-            plain=plain,
-            declared=declared,
-            history=history,
-            on_progress=bar.update,
-        )
+    read = scanning(
+        read_group,
+        cluster.open(),
+        group,
+        topic,
+        query,
+        gates,
+        plain=plain,
+        declared=declared,
+        history=history,
+    )
     if read.model is not None:
         return notice(read.model, group, out, read.kind)
     assert read.result is not None
@@ -195,16 +194,13 @@ def _overview(
     cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int | None, bcast: BroadcastFlags
 ) -> None:
     """Without -g: the groups overview (ops.progressrun.read_overview), drawn, judged."""
-    from mqctl.cli.progressbar import DelayedProgress
+    from mqctl.cli.progressbar import scanning
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_overview
     from mqctl.render import overview
 
-    with DelayedProgress("scanning") as bar:
-        files = bcast.client_offsets or ()
-        summaries, warnings, kind = read_overview(
-            cluster.open(), gates, files, now_ms=now_ms, on_progress=bar.update
-        )
+    files = bcast.client_offsets or ()
+    summaries, warnings, kind = scanning(read_overview, cluster.open(), gates, files, now_ms=now_ms)
     warn_all(warnings)
     ordered = ops.sort_groups(summaries, sort)
     emit(out.fmt, overview.views(summaries, ordered, sort, kind, headers=out.headers), headers=out.headers)

@@ -141,23 +141,16 @@ def clients(
     """--client-offsets: every client's rows (ops.progressrun.read_clients, recorded per client to
     --history), drawn, judged."""
     from mqctl.cli import progress_watch
-    from mqctl.cli.progressbar import DelayedProgress
+    from mqctl.cli.progressbar import scanning
     from mqctl.ops import broadcast as ops
     from mqctl.ops.progressrun import read_clients
 
     assert bcast.client_offsets
     history = (f.history, progress_watch.rules_of(f)) if f.history is not None else None
-    with DelayedProgress("scanning") as bar:
-        read = read_clients(
-            cluster.open(),
-            group,
-            bcast.client_offsets,
-            topic,
-            query,
-            stale_after_ms=bcast.stale_after_ms,
-            history=history,
-            on_progress=bar.update,
-        )
+    files, stale_ms = bcast.client_offsets, bcast.stale_after_ms
+    read = scanning(
+        read_clients, cluster.open(), group, files, topic, query, stale_after_ms=stale_ms, history=history
+    )
     warn_all(read.warnings)
     _draw(read.result, out, read.kind)
     ops.verdict(read.result, gates, read.views, progress_watch.max_status(f))

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class DelayedProgress:
@@ -47,3 +50,9 @@ class DelayedProgress:
     ) -> None:
         if self._progress is not None:
             self._progress.stop()
+
+
+def scanning(read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``read(*args, **kwargs, on_progress=...)`` under a "scanning" bar (after about a second)."""
+    with DelayedProgress("scanning") as bar:
+        return read(*args, **kwargs, on_progress=bar.update)
