@@ -62,14 +62,13 @@ def reset_clients(
     """Plan (or the undo of a journal record), --execute it, draw it. ``opener(record, cluster,
     options)``: cli/reset.py's backend opener (an undo reopens the brokers its record names).
     ``plan_files``: --from-file and --export, which a reset of client files does not take."""
-    from mqctl.ops import clientreset as ops
-    from mqctl.ops.resetrun import ClientsReset, run_clients
+    from mqctl.ops.resetrun import ClientsReset, clients_source, run_clients
 
     if any(x is not None for x in plan_files):
         raise UsageError("--export and --from-file are for the brokers' offsets, not --client-offsets")
     if req.persist_interval is not None and not req.paths and req.undo is None:
         raise UsageError("--persist-interval needs --client-offsets PATH")
-    record, persist_ms = ops.source(req.undo, req.group, req.topic, req.persist_interval)
+    record, persist_ms = clients_source(req.undo, req.group, req.topic, req.persist_interval)
     paths = req.paths or []
     run = ClientsReset(req.group, req.topic, req.scope, req.force, paths, persist_ms, req.execute, record)
     cplan, journal, warnings = run_clients(

@@ -104,24 +104,6 @@ def persist_interval_ms(text: str | None, default: int) -> int:
     return positive_duration_ms(text, "--persist-interval")
 
 
-def source(
-    undo: str | None, group: str | None, topic: str | None, persist_interval: str | None
-) -> tuple[ClientJournal | None, int]:
-    """The journal record an --undo replays (-g, when given, must name its group), else -g and -t
-    for a new plan; and the clients' persist interval in ms: --persist-interval, else the record's,
-    else the client's default."""
-    from mqctl.errors import UsageError
-    from mqctl.ops import clientjournal
-
-    record = clientjournal.read(undo) if undo is not None else None
-    if record is not None and group and group != record.group:
-        raise UsageError(f"-g/--group {group!r} does not match the journal ({record.group!r})")
-    if record is None and (not group or not topic):
-        raise UsageError("-g/--group and -t/--topic are required")
-    default = record.persist_interval_ms if record else PERSIST_INTERVAL_MS
-    return record, persist_interval_ms(persist_interval, default)
-
-
 def plan_from_files(
     backend: Backend, group: str, topic: str, target: Target, paths: Sequence[Path], **options: Any
 ) -> ClientResetPlan:
