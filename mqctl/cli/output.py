@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mqctl.render import Views
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 class OutputFormat(str, Enum):
@@ -89,3 +90,12 @@ def emit(fmt: OutputFormat, views: Views, *, headers: bool = True) -> None:
     else:
         views.table(out)
     out.flush()
+
+
+def scanning(read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``read(*args, **kwargs, on_progress=...)`` under a "scanning" bar on a terminal's stderr
+    (after about a second)."""
+    from mqctl.render.progressbar import DelayedProgress
+
+    with DelayedProgress("scanning", sys.stderr, enabled=sys.stderr.isatty()) as bar:
+        return read(*args, **kwargs, on_progress=bar.update)

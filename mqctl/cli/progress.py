@@ -164,8 +164,8 @@ def _group(
 ) -> None:
     """One group: ops.progressrun.read_group (recorded to --history when asked), drawn, judged. A
     broadcasting group (--model, or told by the backend) gets the notice instead (exit 7)."""
+    from mqctl.cli.output import scanning
     from mqctl.cli.progress_broadcast import notice
-    from mqctl.cli.progressbar import scanning
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_group
 
@@ -194,7 +194,7 @@ def _overview(
     cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int | None, bcast: BroadcastFlags
 ) -> None:
     """Without -g: the groups overview (ops.progressrun.read_overview), drawn, judged."""
-    from mqctl.cli.progressbar import scanning
+    from mqctl.cli.output import scanning
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_overview
     from mqctl.render import overview

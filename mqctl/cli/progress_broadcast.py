@@ -141,7 +141,7 @@ def clients(
     """--client-offsets: every client's rows (ops.progressrun.read_clients, recorded per client to
     --history), drawn, judged."""
     from mqctl.cli import progress_watch
-    from mqctl.cli.progressbar import scanning
+    from mqctl.cli.output import scanning
     from mqctl.ops import broadcast as ops
     from mqctl.ops.progressrun import read_clients
 

@@ -1,21 +1,19 @@
-"""A progress bar on stderr that appears only when work takes longer than about a second."""
+"""A progress bar (on the stream given: stderr) that appears only when work takes longer than
+about a second."""
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any, TextIO
 
 
 class DelayedProgress:
-    def __init__(self, description: str, delay: float = 1.0, enabled: bool | None = None) -> None:
+    def __init__(self, description: str, out: TextIO, *, enabled: bool, delay: float = 1.0) -> None:
         self.description = description
+        self.out = out
         self.delay = delay
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.enabled = enabled
         self._start = 0.0
         self._progress: Any = None
         self._task: Any = None
@@ -38,7 +36,7 @@ class DelayedProgress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeRemainingColumn(),
-                console=Console(file=sys.stderr),
+                console=Console(file=self.out),
                 transient=True,
             )
             self._progress.start()
@@ -50,9 +48,3 @@ class DelayedProgress:
     ) -> None:
         if self._progress is not None:
             self._progress.stop()
-
-
-def scanning(read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``read(*args, **kwargs, on_progress=...)`` under a "scanning" bar (after about a second)."""
-    with DelayedProgress("scanning") as bar:
-        return read(*args, **kwargs, on_progress=bar.update)
