@@ -1,4 +1,5 @@
-"""Turn models into text. Only render/table.py imports rich."""
+"""Turn models into text. rich is imported only where it draws (render/table.py's tables, --watch's
+live view, the progress bar), and only when that is drawn."""
 
 from __future__ import annotations
 
