@@ -10,7 +10,7 @@ from mqctl.cli import progress_watch
 from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn, warn_all
-from mqctl.cli.output import Output, OutputFormat, emit, output_options
+from mqctl.cli.output import Output, OutputFormat, emit, output_options, scanning
 from mqctl.cli.progress_broadcast import BroadcastFlags, broadcast_options
 from mqctl.cli.progress_watch import WatchFlags, watch_options
 from mqctl.cli.values import true_false
@@ -164,7 +164,6 @@ def _group(
 ) -> None:
     """One group: ops.progressrun.read_group (recorded to --history when asked), drawn, judged. A
     broadcasting group (--model, or told by the backend) gets the notice instead (exit 7)."""
-    from mqctl.cli.output import scanning
     from mqctl.cli.progress_broadcast import notice
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_group
@@ -194,7 +193,6 @@ def _overview(
     cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int | None, bcast: BroadcastFlags
 ) -> None:
     """Without -g: the groups overview (ops.progressrun.read_overview), drawn, judged."""
-    from mqctl.cli.output import scanning
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_overview
     from mqctl.render import overview

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.errors import warn_all
-from mqctl.cli.output import Output, emit
+from mqctl.cli.output import Output, emit, scanning
 from mqctl.errors import UsageError
 from mqctl.records import record
 
@@ -141,7 +141,6 @@ def clients(
     """--client-offsets: every client's rows (ops.progressrun.read_clients, recorded per client to
     --history), drawn, judged."""
     from mqctl.cli import progress_watch
-    from mqctl.cli.output import scanning
     from mqctl.ops import broadcast as ops
     from mqctl.ops.progressrun import read_clients
 
