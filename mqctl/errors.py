@@ -179,6 +179,36 @@ class PartialWriteError(MqctlError):
         self.landed = landed
 
 
+class LandedThenFailedError(MqctlError):
+    """An --execute whose offsets landed (and were journalled as ``journal_id``), then a later step
+    (the export, stdout) failed with ``exc``: never a plain failure a script would retry."""
+
+    exit_status = ExitStatus.APPLIED_THEN_FAILED
+
+    def __init__(self, journal_id: str, exc: BaseException) -> None:
+        if isinstance(exc, MqctlError):
+            what = exc.message
+        elif isinstance(exc, OSError):
+            what = os_error_message(exc) if exc.filename else f"writing the output: {exc.strerror or exc}"
+        elif isinstance(exc, SystemExit):
+            what = "writing the output: Broken pipe"
+        elif isinstance(exc, KeyboardInterrupt):
+            what = "interrupted"
+        else:
+            what = f"internal error: {type(exc).__name__}: {exc}"
+        super().__init__(
+            f"after the reset was applied: {what}",
+            f"the reset landed (journal {journal_id}): do not run it again; --undo {journal_id} takes it back",
+        )
+
+
+def os_error_message(exc: OSError) -> str:
+    """'PATH: reason' for an OSError, without Python's '[Errno N]' noise."""
+    reason = exc.strerror or str(exc)
+    names = [n for n in (exc.filename, exc.filename2) if n]
+    return f"{' -> '.join(str(n) for n in names)}: {reason}" if names else reason
+
+
 class _Failure(Protocol):
     """What a failed broker is known by (``model.BrokerFailure``; errors import no model)."""
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from typing import Annotated, Any
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -52,17 +51,13 @@ class StrategyName(str, Enum):
     CONFIG = "CONFIG"
 
 
-def _opt(*names: str, help: str, metavar: str | None = None):  # type: ignore[no-untyped-def]
-    return typer.Option(*names, help=help, metavar=metavar, show_default=False)
-
-
 # The options, one alias each (the command's signature stays one line per option).
 _TopicOpt = Annotated[
-    str | None, _opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")
+    str | None, opt("--topic", "-t", metavar="TOPIC", help="Topic name; A,B for several topics.")
 ]
 _GroupOpt = Annotated[
     str | None,
-    _opt(
+    opt(
         "--group",
         "-g",
         metavar="GROUP",
@@ -72,7 +67,7 @@ _GroupOpt = Annotated[
 
 _IpListOpt = Annotated[
     str | None,
-    _opt(
+    opt(
         "--ipList",
         "-i",
         metavar="IPLIST",
@@ -82,11 +77,10 @@ _IpListOpt = Annotated[
 
 _StrategyOpt = Annotated[
     StrategyName | None,
-    typer.Option(
+    opt(
         "--strategy",
         help="Allocation strategy (default AVG; with -g the one the clients use).",
         case_sensitive=False,
-        show_default=False,
     ),
 ]
 
@@ -99,7 +93,7 @@ _VirtualNodesOpt = Annotated[
 ]
 
 _ConsumerIdcsOpt = Annotated[
-    str | None, _opt("--consumer-idcs", metavar="IDC,..", help="MACHINE_ROOM: the consumers' IDCs.")
+    str | None, opt("--consumer-idcs", metavar="IDC,..", help="MACHINE_ROOM: the consumers' IDCs.")
 ]
 
 _DelegateOpt = Annotated[
@@ -109,21 +103,21 @@ _DelegateOpt = Annotated[
 
 _BrokerRoomsOpt = Annotated[
     str | None,
-    _opt("--broker-rooms", metavar="BROKER=ROOM,..", help="MACHINE_ROOM_NEARBY: broker rooms."),
+    opt("--broker-rooms", metavar="BROKER=ROOM,..", help="MACHINE_ROOM_NEARBY: broker rooms."),
 ]
 
 _ConsumerRoomsOpt = Annotated[
-    str | None, _opt("--consumer-rooms", metavar="ID=ROOM,..", help="MACHINE_ROOM_NEARBY: client rooms.")
+    str | None, opt("--consumer-rooms", metavar="ID=ROOM,..", help="MACHINE_ROOM_NEARBY: client rooms.")
 ]
 
 _ConfigQueuesOpt = Annotated[
     list[str] | None,
-    _opt("--config-queues", metavar="[TOPIC/]BROKER:QID,..", help="CONFIG: the fixed queues (repeatable)."),
+    opt("--config-queues", metavar="[TOPIC/]BROKER:QID,..", help="CONFIG: the fixed queues (repeatable)."),
 ]
 
 _CompareWithOpt = Annotated[
     str | None,
-    _opt("--compare-with", metavar="IPLIST", help="Show the queues that move to this id list."),
+    opt("--compare-with", metavar="IPLIST", help="Show the queues that move to this id list."),
 ]
 
 
@@ -208,18 +202,10 @@ def _allocate(backend, topics, ips, strat, sort, compare_with, fmt) -> None:  # 
 
     other_ips = ops.split_ip_list(compare_with.strip()) if compare_with is not None else None
     result, moves = ops.allocate_compared(backend, topics, ips, strat, sort=sort, compare_with=other_ips)
-    for w in backend.take_warnings():
-        warn(str(w))
+    warn_all(backend.take_warnings())
     if fmt is OutputFormat.plain and moves is not None:
         warn("--compare-with is shown with -o table or -o json; plain prints mqadmin's line only")
-    emit(
-        fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(result, o),
-        table=lambda o: render.table(result, o, moves, other_ips),
-        json_doc=lambda: render.json_doc(result, moves, other_ips, backend.kind),
-        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
-    )
+    emit(fmt, render.views(result, moves, other_ips, backend.kind))
 
 
 def _rebalance(backend, group: str, topics, strat, fmt: OutputFormat) -> None:  # type: ignore[no-untyped-def]
@@ -227,16 +213,8 @@ def _rebalance(backend, group: str, topics, strat, fmt: OutputFormat) -> None:  
     from mqctl.render import allocate as render
 
     report, notes = rebalance_check(backend, group, topics, strat)
-    for line in [*notes, *(str(w) for w in backend.take_warnings())]:
-        warn(line)
-    emit(
-        fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(report.simulated, o),
-        table=lambda o: render.rebalance_table(report, o),
-        json_doc=lambda: render.rebalance_json(report),
-        csv=lambda: (render.REBALANCE_CSV_COLUMNS, render.rebalance_csv_rows(report)),
-    )
+    warn_all([*notes, *backend.take_warnings()])
+    emit(fmt, render.rebalance_views(report))
 
 
 allocate_mq.__doc__ = HELP

@@ -20,6 +20,14 @@ from mqctl.records import record
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def opt(*names: str, show_default: bool = False, **kw: Any) -> Any:
+    """``typer.Option(*names, **kw)`` whose --help shows no default unless ``show_default``: most
+    options' default is their absence, which says nothing."""
+    import typer
+
+    return typer.Option(*names, show_default=show_default, **kw)
+
+
 @record(frozen=True)
 class Flag:
     """One parameter of a block: its Python name, ``Annotated[type, typer.Option(...)]`` and default."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.values import timeout_seconds
 from mqctl.ops.clusterspec import ClusterSpec
 
@@ -21,31 +21,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 StoreOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    opt(
         "--store",
         "-S",
         metavar="NAME=PATH",
         help="A broker store: broker name = store root (the directory holding config/, consumequeue/, "
         "commitlog/). Repeat for each broker of the cluster. Read-only; never takes the broker's lock.",
-        show_default=False,
     ),
 ]
 ProfileOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--profile",
         envvar="MQCTL_PROFILE",
         help="A named cluster from the config file ($MQCTL_CONFIG or ~/.config/mqctl/config.toml).",
-        show_default=False,
     ),
 ]
 NamesrvOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--namesrvAddr",
         "-n",
         help="A live cluster: its name servers 'host:port;host:port' (default: $NAMESRV_ADDR, as mqadmin).",
-        show_default=False,
     ),
 ]
 TimeoutOpt = Annotated[
@@ -59,23 +56,21 @@ TimeoutOpt = Annotated[
 ]
 AccessKeyOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--access-key",
         metavar="KEY",
         envvar="MQCTL_ACCESS_KEY",
         help="Live cluster with ACL: sign every request with this access key ($MQCTL_ACCESS_KEY, or a profile).",
-        show_default=False,
     ),
 ]
 SecretKeyOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--secret-key",
         metavar="SECRET",
         envvar="MQCTL_SECRET_KEY",
         help="The secret key for --access-key. Prefer $MQCTL_SECRET_KEY or a profile: a flag shows in ps. "
         "Never printed.",
-        show_default=False,
         show_envvar=False,
     ),
 ]
@@ -96,48 +91,42 @@ TlsInsecureOpt = Annotated[
 ]
 TlsCaOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--tls-ca",
         metavar="FILE",
         help="TLS: trust the CA certificates of this PEM file (implies --tls).",
-        show_default=False,
     ),
 ]
 TlsCertOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--tls-cert",
         metavar="FILE",
         help="TLS: present this client certificate (PEM) to servers that ask for one (mutual TLS; implies --tls).",
-        show_default=False,
     ),
 ]
 TlsKeyOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--tls-key",
         metavar="FILE",
         help="The unencrypted private key (PEM) of --tls-cert.",
-        show_default=False,
     ),
 ]
 MqadminVersionOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--mqadmin-version",
         metavar="X.Y.Z",
         envvar="MQCTL_MQADMIN_VERSION",
         help="The RocketMQ release whose mqadmin layout (-o plain) and broker rules to follow, e.g. "
         "4.9.7 or 5.3.3. Default: live, what the brokers answer with; a store, what its files say "
         "(4.x writes no stateVersion), else 5.x.",
-        show_default=False,
     ),
 ]
 ClusterNameOpt = Annotated[
     str | None,
-    typer.Option(
-        "--cluster", "-c", help="Cluster name (accepted for mqadmin compatibility).", show_default=False
-    ),
+    opt("--cluster", "-c", help="Cluster name (accepted for mqadmin compatibility)."),
 ]
 
 

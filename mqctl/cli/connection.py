@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
-import typer
-
+from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, emit, output_options
 
 HELP = """Query a consumer group's connections: per client its id, address, language and version; the
@@ -24,17 +22,14 @@ proxy, which lists them (its Version column is the proxy's own version).
 
 mqadmin equivalent: mqadmin consumerConnection -g GROUP [-b BROKER_ADDR]"""
 
-_GroupOpt = Annotated[
-    str, typer.Option("--consumerGroup", "-g", help="Consumer group name.", show_default=False)
-]
+_GroupOpt = Annotated[str, opt("--consumerGroup", "-g", help="Consumer group name.")]
 _BrokerAddrOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--brokerAddr",
         "-b",
         help="Ask this address (host:port) instead of a broker: a rocketmq-proxy's remoting port lists "
         "the gRPC clients connected to it, which no broker knows.",
-        show_default=False,
     ),
 ]
 
@@ -50,19 +45,10 @@ def consumer_connection(
 
     with cluster.open() as backend:
         conn = ask(backend, group.strip(), broker_addr.strip() if broker_addr else None)
-        for w in backend.take_warnings():
-            warn(str(w))
+        warn_all(backend.take_warnings())
     if conn.via_proxy:
         warn(render.proxy_note(conn))
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(conn, o, headers=out.headers),
-        table=lambda o: render.table(conn, o),
-        json_doc=lambda: render.json_doc(conn),
-        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(conn)),
-        headers=out.headers,
-    )
+    emit(out.fmt, render.views(conn, headers=out.headers), headers=out.headers)
 
 
 consumer_connection.__doc__ = HELP

@@ -30,27 +30,10 @@ def demo(
     now_ms: Annotated[int | None, typer.Option("--now-ms", hidden=True)] = None,
 ) -> None:
     from mqctl.ops.demo import write_demo
+    from mqctl.render.demo import write
 
-    s, conf_lines = write_demo(path, now_ms=now_ms)
-    store = f"--store {shlex.quote(f'{s.broker_name}={path}')}"
-    mqctl = invocation()
-    out = sys.stdout
-    out.write(f"demo store written to {path}\n")
-    out.write(
-        f"  broker {s.broker_name}: {s.message_count} messages in {len(s.topics)} topics "
-        f"({', '.join(s.topics)}), {len(s.groups)} groups ({', '.join(s.groups)})\n"
-    )
-    out.write(
-        f"  commit log segments of {s.commitlog_file_size} bytes ({s.commitlog_segments} left after "
-        f"expiry, min offset {s.commitlog_min_offset}); consume-queue files of {s.cq_file_size} bytes\n"
-    )
-    out.write("\nto load it in a real RocketMQ 5.x broker, put these in broker.conf:\n")
-    for line in conf_lines:
-        out.write(f"  {line}\n")
-    out.write(f"\ntry:\n  {mqctl} consumerProgress {store}\n")
-    out.write(f"  {mqctl} consumerProgress -g order-analytics {store} --tags 'paid'\n")
-    out.write(f"  {mqctl} allocateMQ -t OrderEvents -i 10.0.0.1,10.0.0.2,10.0.0.3 {store}\n")
-    out.write(f"  {mqctl} resetOffsetByTime -g order-analytics -t OrderEvents -s now {store}\n")
+    summary, conf_lines = write_demo(path, now_ms=now_ms)
+    write(summary, conf_lines, path, invocation(), sys.stdout)
 
 
 def invocation() -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar
 
 import typer
 
 from mqctl.cli import streams
-from mqctl.errors import ExitStatus, MqctlError
+from mqctl.errors import ExitStatus, MqctlError, os_error_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,16 +53,15 @@ def report_click_error(e: Any) -> int:
     return int(e.exit_code)
 
 
-def os_error_message(exc: OSError) -> str:
-    """'PATH: reason' for an OSError, without Python's '[Errno N]' noise."""
-    reason = exc.strerror or str(exc)
-    names = [n for n in (exc.filename, exc.filename2) if n]
-    return f"{' -> '.join(str(n) for n in names)}: {reason}" if names else reason
-
-
 def warn(message: str) -> None:
     sys.stderr.write(f"mqctl: warning: {message}\n")
     sys.stderr.flush()
+
+
+def warn_all(messages: Iterable[object]) -> None:
+    """``warn`` each message (typed warnings as their text)."""
+    for m in messages:
+        warn(str(m))
 
 
 def _traceback() -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn
 
@@ -41,11 +42,10 @@ WindowOpt = Annotated[
 ]
 AlertmanagerOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    opt(
         "--alertmanager",
         metavar="URL",
         help="Push alerts to this Alertmanager (API v2, e.g. http://127.0.0.1:9093). Repeat for an HA pair.",
-        show_default=False,
     ),
 ]
 MaxSeriesOpt = Annotated[
@@ -59,28 +59,27 @@ MaxSeriesOpt = Annotated[
 ]
 GroupAllowOpt = Annotated[
     str | None,
-    typer.Option("--group-allow", metavar="REGEX", help="Only groups matching.", show_default=False),
+    opt("--group-allow", metavar="REGEX", help="Only groups matching."),
 ]
 GroupDenyOpt = Annotated[
     str | None,
-    typer.Option("--group-deny", metavar="REGEX", help="Leave out groups matching.", show_default=False),
+    opt("--group-deny", metavar="REGEX", help="Leave out groups matching."),
 ]
 TopicAllowOpt = Annotated[
     str | None,
-    typer.Option("--topic-allow", metavar="REGEX", help="Only topics matching.", show_default=False),
+    opt("--topic-allow", metavar="REGEX", help="Only topics matching."),
 ]
 TopicDenyOpt = Annotated[
     str | None,
-    typer.Option("--topic-deny", metavar="REGEX", help="Leave out topics matching.", show_default=False),
+    opt("--topic-deny", metavar="REGEX", help="Leave out topics matching."),
 ]
 CompatOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--compat",
         metavar="rocketmq-exporter",
         help="Also serve rocketmq-exporter's families Grafana boards use (rocketmq_group_diff, ...) with "
         "its labels; -c names their cluster label.",
-        show_default=False,
     ),
 ]
 PrintRulesOpt = Annotated[

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from enum import Enum
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import debug_enabled, handle_errors, warn
 from mqctl.cli.output import Output, emit, output_options
@@ -54,13 +53,9 @@ class DatasetFormat(str, Enum):
     csv = "csv"
 
 
-def _opt(*names: str, metavar: str | None = None, **kw: Any) -> Any:
-    return typer.Option(*names, metavar=metavar, show_default=kw.pop("show_default", False), **kw)
-
-
 _SubscriptionsOpt = Annotated[
     Path | None,
-    _opt(
+    opt(
         "--subscriptions",
         metavar="FILE",
         help="Stores only: JSON or TOML (*.toml) {group: {topic: 'TagA || TagB'}}: adds matchedDiff, the "
@@ -69,7 +64,7 @@ _SubscriptionsOpt = Annotated[
 ]
 _LagTimeOpt = Annotated[
     bool,
-    _opt(
+    opt(
         "--lag-time",
         help="Live (-n): also the store time of each lagging queue's oldest unconsumed message and "
         "lagMs (two more requests per lagging queue); null without. Stores always have them.",
@@ -77,7 +72,7 @@ _LagTimeOpt = Annotated[
 ]
 _MasterOpt = Annotated[
     str | None,
-    _opt(
+    opt(
         "--master",
         metavar="URL",
         help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn. "
@@ -86,19 +81,19 @@ _MasterOpt = Annotated[
 ]
 _DriverMemoryOpt = Annotated[
     str,
-    _opt("--driver-memory", metavar="SIZE", help="Driver memory when mqctl starts Spark.", show_default=True),
+    opt("--driver-memory", metavar="SIZE", help="Driver memory when mqctl starts Spark.", show_default=True),
 ]
 _OutOpt = Annotated[
-    str | None, _opt("--out", metavar="DIR", help="Write the dataset here (any path Spark writes).")
+    str | None, opt("--out", metavar="DIR", help="Write the dataset here (any path Spark writes).")
 ]
 _FormatOpt = Annotated[
     DatasetFormat,
-    _opt("--format", help="Dataset format under --out.", case_sensitive=False, show_default=True),
+    opt("--format", help="Dataset format under --out.", case_sensitive=False, show_default=True),
 ]
-_OverwriteOpt = Annotated[bool, _opt("--overwrite", help="Replace an existing --out directory.")]
+_OverwriteOpt = Annotated[bool, opt("--overwrite", help="Replace an existing --out directory.")]
 _HistoryOpt = Annotated[
     str | None,
-    _opt(
+    opt(
         "--history",
         metavar="DIR",
         help="Append this run's rows, with its time (sampleMs), to the Parquet history dataset DIR "
@@ -107,7 +102,7 @@ _HistoryOpt = Annotated[
 ]
 _StatusOpt = Annotated[
     bool,
-    _opt(
+    opt(
         "--status",
         help="Instead of a report: judge the --history DIR's samples of the last --window with "
         "consumerProgress --watch's rules, per queue and per group (worst queue wins): OK, WARN (lag "
@@ -119,7 +114,7 @@ _StatusOpt = Annotated[
 ]
 _WindowOpt = Annotated[
     str,
-    _opt(
+    opt(
         "--window",
         metavar="DURATION",
         help="With --status: the span of history judged, ending now (15m, 1h, PT30M).",
@@ -128,7 +123,7 @@ _WindowOpt = Annotated[
 ]
 _CqReadOpt = Annotated[
     CqRead,
-    _opt(
+    opt(
         "--cq-read",
         help="auto: direct when every store root is a local or mounted path, else spark. direct: the "
         "driver lists the CQ files and executors map them from the filesystem (fast; the commit-log "
@@ -138,12 +133,10 @@ _CqReadOpt = Annotated[
         show_default=True,
     ),
 ]
-_TopOpt = Annotated[
-    int, _opt("--top", metavar="N", help="Groups to print, by diff total.", show_default=True)
-]
+_TopOpt = Annotated[int, opt("--top", metavar="N", help="Groups to print, by diff total.", show_default=True)]
 _VerboseOpt = Annotated[
     bool,
-    _opt(
+    opt(
         "--verbose",
         help="Leave Spark's own log (and the JVM's start-up output) on stderr instead of "
         "writing it to a log file; no progress line.",
@@ -202,9 +195,9 @@ def lag_report(
         summary = pipeline.status_report(
             _status_history(history, cluster), pipeline.window_ms(window), ds, spark, warn
         )
-        return _emit(output, summary, render.status_table, render.status_doc, render.status_csv)
+        return emit(output.fmt, render.status_views(summary))
     report, failure = _report(cluster, subscriptions, lag_time, cq_read, ds, spark)
-    _emit(output, report, render.report_table, render.report_doc, render.report_csv)
+    emit(output.fmt, render.report_views(report))
     if failure is not None:
         raise failure
     pipeline.check_times_readable(report)
@@ -240,18 +233,6 @@ def _status_history(history: str | None, cluster: Cluster) -> str:
     if cluster.store or cluster.namesrv:
         raise UsageError("--status reads only the --history dataset: drop -S/-n")
     return history
-
-
-def _emit(output: Output, summary: Any, table: Any, json_doc: Any, csv: Any) -> None:
-    """The summary in the chosen format; plain is the table (lagReport has no mqadmin layout)."""
-    emit(
-        output.fmt,
-        sys.stdout,
-        plain=lambda o: table(summary, o),
-        table=lambda o: table(summary, o),
-        json_doc=lambda: json_doc(summary),
-        csv=lambda: csv(summary),
-    )
 
 
 lag_report.__doc__ = HELP

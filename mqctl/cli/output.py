@@ -7,16 +7,20 @@ result in the chosen format, importing only that format's renderer.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.records import record
 
+if TYPE_CHECKING:
+    from mqctl.render import Views
+
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 class OutputFormat(str, Enum):
@@ -36,12 +40,10 @@ def resolve_format(fmt: OutputFormat | None) -> OutputFormat:
 _OUTPUT_HELP = "table (default on a terminal), plain (mqadmin's layout, default when piped), json or csv."
 OutputOpt = Annotated[
     OutputFormat | None,
-    typer.Option("--output", "-o", help=_OUTPUT_HELP, show_default=False, case_sensitive=False),
+    opt("--output", "-o", help=_OUTPUT_HELP, case_sensitive=False),
 ]
 # resetOffsetByTime: -o is mqadmin's --offset there.
-OutputLongOpt = Annotated[
-    OutputFormat | None, typer.Option("--output", help=_OUTPUT_HELP, show_default=False, case_sensitive=False)
-]
+OutputLongOpt = Annotated[OutputFormat | None, opt("--output", help=_OUTPUT_HELP, case_sensitive=False)]
 NoHeadersOpt = Annotated[bool, typer.Option("--no-headers", help="plain and csv: leave out the header line.")]
 
 
@@ -70,28 +72,30 @@ def output_options(*, short: bool = True, headers: bool = False, arg: str = "out
     return block(arg, flags, Output)
 
 
-def emit(
-    fmt: OutputFormat,
-    out: TextIO,
-    *,
-    plain: Callable[[TextIO], None],
-    table: Callable[[TextIO], None],
-    json_doc: Callable[[], dict],
-    csv: Callable[[], tuple[Sequence[str], Iterable[Sequence[object]]]],
-    headers: bool = True,
-) -> None:
-    """Write one result in the chosen format; each renderer is only called (and imported) if chosen."""
+def emit(fmt: OutputFormat, views: Views, *, headers: bool = True) -> None:
+    """Write one result on stdout in the chosen format; only that format's drawing is called (and
+    the JSON or CSV writer imported)."""
+    out = sys.stdout
     if fmt is OutputFormat.plain:
-        plain(out)
+        views.plain(out)
     elif fmt is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
-        write_json(json_doc(), out)
+        write_json(views.json_doc(), out)
     elif fmt is OutputFormat.csv:
         from mqctl.render.csvout import write_csv
 
-        columns, rows = csv()
+        columns, rows = views.csv()
         write_csv(columns if headers else None, rows, out)
     else:
-        table(out)
+        views.table(out)
     out.flush()
+
+
+def scanning(read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``read(*args, **kwargs, on_progress=...)`` under a "scanning" bar on a terminal's stderr
+    (after about a second)."""
+    from mqctl.render.progressbar import DelayedProgress
+
+    with DelayedProgress("scanning", sys.stderr, enabled=sys.stderr.isatty()) as bar:
+        return read(*args, **kwargs, on_progress=bar.update)

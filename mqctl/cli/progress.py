@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli import progress_watch
+from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
-from mqctl.cli.output import Output, OutputFormat, emit, output_options
+from mqctl.cli.errors import handle_errors, warn, warn_all
+from mqctl.cli.output import Output, OutputFormat, emit, output_options, scanning
 from mqctl.cli.progress_broadcast import BroadcastFlags, broadcast_options
 from mqctl.cli.progress_watch import WatchFlags, watch_options
 from mqctl.cli.values import true_false
@@ -40,35 +40,31 @@ mqadmin equivalent: mqadmin consumerProgress -g GROUP [-t TOPIC] [-s true]"""
 # The options, one alias each (the command's signature stays one line per option).
 _GroupOpt = Annotated[
     str | None,
-    typer.Option("--groupName", "-g", help="Consumer group. Absent: all groups.", show_default=False),
+    opt("--groupName", "-g", help="Consumer group. Absent: all groups."),
 ]
 
-_TopicOpt = Annotated[
-    str | None, typer.Option("--topicName", "-t", help="Only this topic (with -g).", show_default=False)
-]
+_TopicOpt = Annotated[str | None, opt("--topicName", "-t", help="Only this topic (with -g).")]
 
 _ShowClientIpOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--showClientIP",
         "-s",
         metavar="true|false",
         help="mqadmin's -s true: add the Client IP column, in plain and in the table (N/A on a "
         "store: no connections).",
-        show_default=False,
     ),
 ]
 
 _TagsOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--tags",
         metavar="EXPR",
         help="Exact filtered lag: count the unconsumed messages whose tag matches EXPR ('*', 'TagA || TagB') "
         "over the ConsumeQueue tag hashes (every entry, no sampling). Different tags can share a hash "
         "(Java String.hashCode, e.g. 'Aa' and 'BB'); add --verify-tags to confirm each match against the "
         "real tag in the CommitLog.",
-        show_default=False,
     ),
 ]
 
@@ -83,23 +79,21 @@ _VerifyTagsOpt = Annotated[
 
 _MaxLagOpt = Annotated[
     int | None,
-    typer.Option(
+    opt(
         "--max-lag",
         metavar="N",
         help="Exit 10 after printing when the diff total (matched total with --tags) exceeds N. "
         "Without -g: when any group's diff total does (the fleet-wide check).",
-        show_default=False,
     ),
 ]
 
 _MaxLagTimeOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--max-lag-time",
         metavar="DURATION",
         help="Exit 10 after printing when the oldest unconsumed message "
         "is older than DURATION (1h30m, 90s, PT15M); without -g, in any group.",
-        show_default=False,
     ),
 ]
 
@@ -171,29 +165,26 @@ def _group(
     """One group: ops.progressrun.read_group (recorded to --history when asked), drawn, judged. A
     broadcasting group (--model, or told by the backend) gets the notice instead (exit 7)."""
     from mqctl.cli.progress_broadcast import notice
-    from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_group
 
     history = (f.history, progress_watch.rules_of(f)) if f.history is not None else None
     plain = out.fmt is OutputFormat.plain
-    with DelayedProgress("scanning") as bar:
-        read = read_group(
-            cluster.open(),
-            group,
-            topic,
-            query,
-            gates,
-            plain=plain,
-            declared=declared,
-            history=history,
-            on_progress=bar.update,
-        )
+    read = scanning(
+        read_group,
+        cluster.open(),
+        group,
+        topic,
+        query,
+        gates,
+        plain=plain,
+        declared=declared,
+        history=history,
+    )
     if read.model is not None:
         return notice(read.model, group, out, read.kind)
     assert read.result is not None
-    for line in read.warnings:
-        warn(line)
+    warn_all(read.warnings)
     _report(read.result, topic, out.fmt, query.show_client_ip, out.headers, read.kind)
     ops.verdict(read.result, gates, read.view, progress_watch.max_status(f))
 
@@ -202,28 +193,15 @@ def _overview(
     cluster: Cluster, gates: Any, out: Output, sort: str, now_ms: int | None, bcast: BroadcastFlags
 ) -> None:
     """Without -g: the groups overview (ops.progressrun.read_overview), drawn, judged."""
-    from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_overview
     from mqctl.render import overview
 
-    with DelayedProgress("scanning") as bar:
-        files = bcast.client_offsets or ()
-        summaries, warnings, kind = read_overview(
-            cluster.open(), gates, files, now_ms=now_ms, on_progress=bar.update
-        )
-    for line in warnings:
-        warn(line)
+    files = bcast.client_offsets or ()
+    summaries, warnings, kind = scanning(read_overview, cluster.open(), gates, files, now_ms=now_ms)
+    warn_all(warnings)
     ordered = ops.sort_groups(summaries, sort)
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: overview.groups_plain(summaries, o, headers=out.headers),  # mqadmin's order, always
-        table=lambda o: overview.groups_table(ordered, o, sort),
-        json_doc=lambda: overview.groups_json(ordered, kind),
-        csv=lambda: (overview.GROUP_CSV_COLUMNS, overview.groups_csv_rows(ordered)),
-        headers=out.headers,
-    )
+    emit(out.fmt, overview.views(summaries, ordered, sort, kind, headers=out.headers), headers=out.headers)
     ops.overview_verdict(summaries, gates)
 
 
@@ -258,20 +236,11 @@ def _duration_ms(text: str) -> int:
 def _report(result, topic: str | None, fmt: OutputFormat, ip: bool, headers: bool, kind: Any) -> None:  # type: ignore[no-untyped-def]
     from mqctl.ops.progress import no_rows_reason
 
-    for line in result.warnings:
-        warn(line)
+    warn_all(result.warnings)
     reason = no_rows_reason(result, topic)
     if reason and not result.failures:
         warn(reason)
-    emit(
-        fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(result, o, show_client_ip=ip, headers=headers),
-        table=lambda o: render.table(result, o, show_client_ip=ip),
-        json_doc=lambda: render.json_doc(result, kind),
-        csv=lambda: (render.CSV_COLUMNS, render.csv_rows(result)),
-        headers=headers,
-    )
+    emit(fmt, render.views(result, kind, show_client_ip=ip, headers=headers), headers=headers)
 
 
 consumer_progress.__doc__ = HELP

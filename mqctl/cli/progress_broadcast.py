@@ -6,15 +6,12 @@ lives on its clients (exit 7), and each client's progress from its offsets.json
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
-from mqctl.cli.blocks import Flag, block
-from mqctl.cli.errors import warn
-from mqctl.cli.output import Output, emit
+from mqctl.cli.blocks import Flag, block, opt
+from mqctl.cli.errors import warn_all
+from mqctl.cli.output import Output, emit, scanning
 from mqctl.errors import UsageError
 from mqctl.records import record
 
@@ -27,7 +24,7 @@ if TYPE_CHECKING:
 
 ClientOffsetsOpt = Annotated[
     list[Path] | None,
-    typer.Option(
+    opt(
         "--client-offsets",
         metavar="PATH",
         help="A broadcasting group: its progress from the offsets.json each client keeps (a client's "
@@ -35,28 +32,25 @@ ClientOffsetsOpt = Annotated[
         "HOST/.rocketmq_offsets/...). Repeat for several. Per client and queue: the client's offset, the "
         "broker offset, diff, lag time (--tags: filtered lag); per-client totals, the worst client, gates "
         "on every client. Without -g: the overview adds each broadcasting group's worst client.",
-        show_default=False,
     ),
 ]
 ModelOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--model",
         metavar="broadcasting|clustering",
         help="The group's message model when the backend cannot tell (a store: a subscription group has no "
         "broadcast marker). Default: live, the clients' heartbeats say it; on a 5.1+ store, the broker's "
         "topic@group@broadcast entries.",
-        show_default=False,
     ),
 ]
 StaleAfterOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--stale-after",
         metavar="DURATION",
         help="With --client-offsets: a client file not written for longer (default 5m; a running client "
         "rewrites it every 5 s) is flagged STALE: the client is gone or stuck.",
-        show_default=False,
     ),
 ]
 
@@ -127,16 +121,7 @@ def notice(model: GroupModel, group: str, out: Output, kind: BackendKind) -> Non
     from mqctl.ops.broadcast import not_on_broker
     from mqctl.render import broadcast as render
 
-    live = kind.knows_runtime
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: render.notice_text(model, group, o, live=live),
-        table=lambda o: render.notice_text(model, group, o, live=live),
-        json_doc=lambda: render.notice_json(model, group, str(kind)),
-        csv=lambda: (render.BROADCAST_CSV_COLUMNS, []),
-        headers=out.headers,
-    )
+    emit(out.fmt, render.notice_views(model, group, kind), headers=out.headers)
     raise not_on_broker(model, group)
 
 
@@ -156,25 +141,16 @@ def clients(
     """--client-offsets: every client's rows (ops.progressrun.read_clients, recorded per client to
     --history), drawn, judged."""
     from mqctl.cli import progress_watch
-    from mqctl.cli.progressbar import DelayedProgress
     from mqctl.ops import broadcast as ops
     from mqctl.ops.progressrun import read_clients
 
     assert bcast.client_offsets
     history = (f.history, progress_watch.rules_of(f)) if f.history is not None else None
-    with DelayedProgress("scanning") as bar:
-        read = read_clients(
-            cluster.open(),
-            group,
-            bcast.client_offsets,
-            topic,
-            query,
-            stale_after_ms=bcast.stale_after_ms,
-            history=history,
-            on_progress=bar.update,
-        )
-    for line in read.warnings:
-        warn(line)
+    files, stale_ms = bcast.client_offsets, bcast.stale_after_ms
+    read = scanning(
+        read_clients, cluster.open(), group, files, topic, query, stale_after_ms=stale_ms, history=history
+    )
+    warn_all(read.warnings)
     _draw(read.result, out, read.kind)
     ops.verdict(read.result, gates, read.views, progress_watch.max_status(f))
 
@@ -182,23 +158,5 @@ def clients(
 def _draw(result: Any, out: Output, kind: BackendKind) -> None:
     from mqctl.render import broadcast as render
 
-    for line in result.warnings:
-        warn(line)
-    for cp in result.stale:
-        age = "unknown" if cp.age_ms is None else f"{cp.age_ms // 1000} s"
-        warn(
-            f"{cp.client.path}: not written for {age} (over --stale-after {result.stale_after_ms // 1000} s): "
-            "its client stopped persisting (gone or stuck)"
-        )
-    if result.unseen:
-        names = ", ".join(c.client_id for c in result.unseen)
-        warn(f"connected client(s) without a file among those given (their progress is not shown): {names}")
-    emit(
-        out.fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(result, o, headers=out.headers),
-        table=lambda o: render.table(result, o),
-        json_doc=lambda: render.json_document(result, str(kind)),
-        csv=lambda: (render.BROADCAST_CSV_COLUMNS, render.csv_table(result)),
-        headers=out.headers,
-    )
+    warn_all(render.warning_lines(result))
+    emit(out.fmt, render.views(result, kind, headers=out.headers), headers=out.headers)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
-from mqctl.cli.errors import warn
+from mqctl.cli.blocks import Flag, block, opt
+from mqctl.cli.errors import warn, warn_all
 from mqctl.cli.output import Output, OutputFormat
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -25,14 +25,13 @@ from mqctl.records import record
 if TYPE_CHECKING:
     from mqctl.cli.cluster import Cluster
     from mqctl.model import Rules
-    from mqctl.ops.watch.sampler import Sampled
 
 DEFAULT_INTERVAL = "2"
 STATUS_NAMES = "OK|WARN|REWIND|STOP|STALL|STUCK"
 
 WatchOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--watch",
         "-w",
         metavar="[SECONDS]",
@@ -40,7 +39,6 @@ WatchOpt = Annotated[
         "A terminal gets a live table; a pipe one JSON line per sample (schema "
         "mqctl/consumerProgress.sample/v1). Per queue and group: diff, consume and produce rates "
         "(messages/s over the window), time to drain, status.",
-        show_default=False,
     ),
 ]
 WindowOpt = Annotated[
@@ -54,7 +52,7 @@ WindowOpt = Annotated[
 ]
 MaxStatusOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--max-status",
         metavar=STATUS_NAMES,
         help="Exit 10 after printing when a queue's status is worse than this one. Severity: OK < WARN < "
@@ -64,39 +62,35 @@ MaxStatusOpt = Annotated[
         "message pins c; live only), else STALL if b advanced, else STOP; lag grew from the first "
         "sample to the last: WARN; else OK. A broker missing from a sample keeps its queues' last status "
         "(stale, the sample marked incomplete). With --watch: checked after each sample.",
-        show_default=False,
     ),
 ]
 WhyOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--why",
         metavar="BROKER:QID|TOPIC/BROKER/QID",
         help="With -g: the message at the queue's committed offset (id, keys, tags, store time and age, "
         "born host, reconsume times, size) and its copies in %RETRY%<group> (the newest --retry-scan "
         "entries of each retry queue are read). --watch shows it for STUCK and STALL queues.",
-        show_default=False,
     ),
 ]
 HistoryOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--history",
         metavar="PATH",
         help="Append each sample to PATH as a JSON line (the pipe schema); the file's last samples of the "
         "group start the window, so a run from cron (one sample per run, no --watch) gets statuses and "
         "rates, and --max-status works per run.",
-        show_default=False,
     ),
 ]
 StatusFromOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--status-from",
         metavar="PATH",
         help="With -g: statuses and rates from a --history file's last window, without reading the "
         "cluster. A corrupt file is exit 6, another kind of file or no samples of the group exit 2.",
-        show_default=False,
     ),
 ]
 RetryScanOpt = Annotated[
@@ -215,11 +209,6 @@ def _format(output: Output, what: str) -> OutputFormat:
     return OutputFormat.table if sys.stdout.isatty() else OutputFormat.json
 
 
-def _warn_all(lines: Sequence[str]) -> None:
-    for line in lines:
-        warn(line)
-
-
 # --- --status-from -------------------------------------------------------------------------------
 
 
@@ -249,7 +238,7 @@ def status_from(f: WatchFlags, group: str, topic: str | None, output: Output) ->
     fmt = _format(output, "--status-from")
     assert f.status_from is not None
     view, warnings = modes.status_from(f.status_from, group, topic, rules_of(f))
-    _warn_all(warnings)
+    warn_all(warnings)
     if fmt is OutputFormat.json:
         sys.stdout.write(codec.sample_line(view) + "\n")
     else:
@@ -270,7 +259,7 @@ def why(
     assert f.why is not None
     ref = modes.queue_ref(f.why, topic)
     stuck, warnings = modes.why(cluster.open(), group, ref, now_ms=now_ms, retry_scan=f.retry_scan)
-    _warn_all(warnings)
+    warn_all(warnings)
     if output.requested is OutputFormat.json:
         from mqctl.render.jsonout import write_json
 
@@ -295,8 +284,11 @@ def watch(
 ) -> None:
     """``client_files``: a broadcasting group's clients' offsets.json (--client-offsets): one
     window per client."""
-    from mqctl.ops.watch import modes
+    from contextlib import AbstractContextManager, nullcontext
+
+    from mqctl.ops.watch import codec, modes
     from mqctl.ops.watch.sampler import run
+    from mqctl.render import watch as render
 
     assert f.watch is not None
     interval, limit, fmt = modes.interval_s(f.watch), max_status(f), _format(output, "--watch")
@@ -313,58 +305,22 @@ def watch(
             client_files=files,
             stale_after_ms=stale_after_ms,
         )
-        _warn_all(w.warnings)
+        warn_all(w.warnings)
         if fmt is OutputFormat.table and sys.stdout.isatty() and _can_redraw():
-            _live(w.sampler, w.times, group, w.history, limit)
-        else:
-            run(w.sampler, w.times, _pipe_sink(fmt), history=w.history, max_status=limit)
+            # a table redrawn in place; Ctrl-C stops it (exit 130)
+            drawn: AbstractContextManager[Any] = render.live(group, sys.stdout, warn_all)
+        else:  # one table or JSON line after the other
+            line = codec.sample_line if fmt is OutputFormat.json else None
+            drawn = nullcontext(render.pipe_sink(sys.stdout, warn_all, line))
+        with drawn as sink:
+            run(w.sampler, w.times, sink, history=w.history, max_status=limit)
 
 
 def _can_redraw() -> bool:
-    """A terminal that moves the cursor: rich's Live on TERM=dumb shows nothing until it stops,
-    so such a terminal gets a new table per sample instead (and is told why)."""
-    from rich.console import Console
+    """A dumb terminal gets a new table per sample instead of one redrawn (and is told why)."""
+    from mqctl.render.watch import can_redraw
 
-    if Console(file=sys.stdout).is_dumb_terminal:
-        _warn_all(["TERM is a dumb terminal that cannot redraw in place: a new table per sample"])
+    if not can_redraw(sys.stdout):
+        warn("TERM is a dumb terminal that cannot redraw in place: a new table per sample")
         return False
     return True
-
-
-def _pipe_sink(fmt: OutputFormat) -> Any:
-    from mqctl.ops.watch import codec
-    from mqctl.render import watch as render
-
-    def sink(tick: Sampled) -> None:
-        _warn_all(tick.warnings)
-        for one in tick.each:  # one per client of a broadcasting group
-            if fmt is OutputFormat.json:
-                sys.stdout.write(codec.sample_line(one.view, one.stuck) + "\n")
-            else:
-                render.write_view(one.view, sys.stdout, one.stuck)
-                sys.stdout.write("\n")
-        sys.stdout.flush()
-
-    return sink
-
-
-def _live(sampler: Any, times: Any, group: str, path: Path | None, limit: str | None) -> None:
-    """rich's Live redraws the table in place (no alternate screen: the last table stays when
-    it ends); Ctrl-C stops it, restores the cursor, and the command exits 130."""
-    from rich.console import Console, Group
-    from rich.live import Live
-    from rich.text import Text
-
-    from mqctl.ops.watch.sampler import run
-    from mqctl.render import watch as render
-
-    console = Console(file=sys.stdout, highlight=False)
-    waiting: Any = Text(f"consumerProgress {group}: first sample ...")
-    with Live(waiting, console=console, auto_refresh=False, transient=False, redirect_stdout=False) as live:
-
-        def sink(tick: Sampled) -> None:
-            _warn_all(tick.warnings)
-            views = [render.live_renderable(one.view, console.width, one.stuck) for one in tick.each]
-            live.update(views[0] if len(views) == 1 else Group(*views), refresh=True)
-
-        run(sampler, times, sink, history=path, max_status=limit)

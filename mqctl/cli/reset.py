@@ -11,7 +11,7 @@ import typer
 
 from mqctl.cli import streams
 from mqctl.cli.cluster import Cluster, cluster_options
-from mqctl.cli.errors import handle_errors, warn
+from mqctl.cli.errors import handle_errors, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.cli.reset_args import (
     DryRunOpt,
@@ -30,7 +30,7 @@ from mqctl.cli.reset_args import (
     target_options,
 )
 from mqctl.cli.reset_clients import ClientOffsetsOpt, PersistIntervalOpt
-from mqctl.errors import ExitStatus, MqctlError, UsageError
+from mqctl.errors import LandedThenFailedError, UsageError
 from mqctl.records import replace
 
 if TYPE_CHECKING:
@@ -145,12 +145,19 @@ def _output(done, fmt: OutputFormat, scope, export: str | None, overwrite: bool)
             raise
         if closed:  # `| head`: the write landed all the same, so exit 9, not a quiet 141
             streams.quiet_stdout()
-        raise _landed_then_failed(journal, exc, shown) from exc
+        if not shown:  # the first stderr line says it was executed
+            sys.stderr.write(
+                f"EXECUTED (journal {journal.id}): the offsets were written and journalled; a later step failed\n"
+            )
+        raise LandedThenFailedError(journal.id, exc) from exc
     finally:
-        for w in done.warnings:
-            warn(w)
-    _report_write(journal)
-    _exit_on_missed(journal)
+        warn_all(done.warnings)
+    from mqctl.ops import resetrun
+    from mqctl.render.reset import write_notes
+
+    warn_all(write_notes(None if journal is None else journal.result))
+    if status := resetrun.missed_status(journal):  # printed, but not every queue took it
+        raise typer.Exit(status)
 
 
 def _client_undo(undo: str | None) -> bool:
@@ -169,35 +176,6 @@ def _check(contradiction: bool, export: str | None) -> None:
         raise UsageError(f"--export {export}: the file name must end in .json or .csv (or '-' for stdout)")
 
 
-def _report_write(journal) -> None:  # type: ignore[no-untyped-def]
-    """How a live write went, queue by queue, on stderr (the first stdout line has the summary)."""
-    result = None if journal is None else journal.result
-    if result is None:
-        return
-    for line in result.notes:
-        warn(line)
-    for c in result.not_taken[:20]:
-        q = c.queue
-        warn(
-            f"{q.broker_name} {q.topic} queue {q.queue_id}: target {c.target}, now {c.now}: {c.note or 'not applied'}"
-        )
-    moved = [c for c in result.checks if c.drift]
-    if moved:
-        warn(
-            f"{len(moved)} queue(s) had moved since the plan (online consumers); the plan's targets were applied"
-        )
-
-
-def _exit_on_missed(journal) -> None:  # type: ignore[no-untyped-def]
-    """The write was printed; a queue read back away from its target is not a success (an online
-    consumer that committed past its new offset took the reset and resumed: that is a success)."""
-    result = None if journal is None else journal.result
-    if result is None or not result.not_taken:
-        return
-    unread = any(c.now is None for c in result.not_taken)
-    raise typer.Exit(int(ExitStatus.UNREACHABLE if unread else ExitStatus.REFUSED))
-
-
 def _backend(record, cluster: Cluster, options: BackendOptions):  # type: ignore[no-untyped-def]
     from mqctl.ops.resetrun import open_for
 
@@ -209,34 +187,6 @@ def _backend(record, cluster: Cluster, options: BackendOptions):  # type: ignore
 def _say_waiting(message: str) -> None:
     sys.stderr.write(f"mqctl: {message}\n")
     sys.stderr.flush()
-
-
-def _landed_then_failed(journal, exc: BaseException, shown: list[str]) -> MqctlError:  # type: ignore[no-untyped-def]
-    """An --execute whose offsets landed, then a later step (the export, stdout) failed: never a
-    plain failure a script would retry. The first stderr line says it was executed (unless the
-    status line already did), the error follows with exit 9."""
-    from mqctl.cli.errors import os_error_message
-
-    if not shown:
-        sys.stderr.write(
-            f"EXECUTED (journal {journal.id}): the offsets were written and journalled; a later step failed\n"
-        )
-    if isinstance(exc, MqctlError):
-        what = exc.message
-    elif isinstance(exc, OSError):
-        what = os_error_message(exc) if exc.filename else f"writing the output: {exc.strerror or exc}"
-    elif isinstance(exc, SystemExit):
-        what = "writing the output: Broken pipe"
-    elif isinstance(exc, KeyboardInterrupt):
-        what = "interrupted"
-    else:
-        what = f"internal error: {type(exc).__name__}: {exc}"
-    err = MqctlError(
-        f"after the reset was applied: {what}",
-        f"the reset landed (journal {journal.id}): do not run it again; --undo {journal.id} takes it back",
-    )
-    err.exit_status = ExitStatus.APPLIED_THEN_FAILED
-    return err
 
 
 def _export(plan, journal, export: str | None, path: Path | None, overwrite: bool) -> str | None:  # type: ignore[no-untyped-def]
@@ -257,10 +207,10 @@ def _render(  # type: ignore[no-untyped-def]
     plan, journal, fmt: OutputFormat, ts_text: str, ts_long: int, exported: str | None, shown: list[str]
 ) -> None:
     from mqctl.ops.planfile import CSV_COLUMNS, csv_rows, plan_document
+    from mqctl.render import Views
     from mqctl.render import reset as render
 
     status = render.status_line(plan, journal, exported)
-    out = sys.stdout
     if exported == STDOUT or fmt in (OutputFormat.plain, OutputFormat.csv):
         # stdout carries the plan, mqadmin's table or the CSV alone, so scripts parsing it keep working.
         sys.stderr.write(status + "\n")
@@ -270,11 +220,12 @@ def _render(  # type: ignore[no-untyped-def]
         return
     emit(
         fmt,
-        out,
-        plain=lambda o: render.plain(plan, o, ts_text, ts_long),
-        table=lambda o: render.table(plan, o, status),
-        json_doc=lambda: plan_document(plan, journal),
-        csv=lambda: (CSV_COLUMNS, csv_rows(plan, journal)),
+        Views(
+            plain=lambda o: render.plain(plan, o, ts_text, ts_long),
+            table=lambda o: render.table(plan, o, status),
+            json_doc=lambda: plan_document(plan, journal),
+            csv=lambda: (CSV_COLUMNS, csv_rows(plan, journal)),
+        ),
     )
 
 

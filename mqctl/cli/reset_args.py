@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.blocks import Flag, block
+from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
 from mqctl.ops.resettarget import Scope
@@ -21,17 +21,16 @@ def parse_force(value: str) -> bool:
 
 
 # The options, one alias each (the command's signature stays one line per option).
-GroupOpt = Annotated[str | None, typer.Option("--group", "-g", help="Consumer group.", show_default=False)]
+GroupOpt = Annotated[str | None, opt("--group", "-g", help="Consumer group.")]
 
-TopicOpt = Annotated[str | None, typer.Option("--topic", "-t", help="Topic.", show_default=False)]
+TopicOpt = Annotated[str | None, opt("--topic", "-t", help="Topic.")]
 
 TimestampOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--timestamp",
         "-s",
         help="now | epoch millis | yyyy-MM-dd#HH:mm:ss:SSS (local) | ISO 8601 with offset.",
-        show_default=False,
     ),
 ]
 
@@ -41,23 +40,18 @@ ForceOpt = Annotated[
 
 BrokerOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--broker",
         "-b",
         help="Broker NAME: with -q one queue; alone, only that broker's queues.",
-        show_default=False,
     ),
 ]
 
-QueueOpt = Annotated[
-    str | None, typer.Option("--queue", "-q", help="One queue: queue id (with -b).", show_default=False)
-]
+QueueOpt = Annotated[str | None, opt("--queue", "-q", help="One queue: queue id (with -b).")]
 
 OffsetOpt = Annotated[
     str | None,
-    typer.Option(
-        "--offset", "-o", help="One queue: explicit target offset in [min, max+1].", show_default=False
-    ),
+    opt("--offset", "-o", help="One queue: explicit target offset in [min, max+1]."),
 ]
 
 ToEarliestOpt = Annotated[bool, typer.Option("--to-earliest", help="Target: each queue's min offset.")]
@@ -66,28 +60,24 @@ ToLatestOpt = Annotated[bool, typer.Option("--to-latest", help="Target: each que
 
 ToOffsetOpt = Annotated[
     str | None,
-    typer.Option(
-        "--to-offset", metavar="N", help="Target: offset N, clamped to [min, max].", show_default=False
-    ),
+    opt("--to-offset", metavar="N", help="Target: offset N, clamped to [min, max]."),
 ]
 
 ShiftByOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--shift-by",
         metavar="N",
         help="Target: committed offset + N (negative replays).",
-        show_default=False,
     ),
 ]
 
 ByDurationOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--by-duration",
         metavar="DURATION",
         help="Target: the time DURATION ago (PT1H30M, 1h30m).",
-        show_default=False,
     ),
 ]
 
@@ -107,12 +97,11 @@ DryRunOpt = Annotated[
 
 ExportOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--export",
         metavar="FILE|-",
         help="Write the plan to FILE (.json or .csv; never inside a store, never over an existing "
         "file without --overwrite), or '-' for the JSON plan on stdout.",
-        show_default=False,
     ),
 ]
 
@@ -120,14 +109,12 @@ OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Let --export re
 
 FromFileOpt = Annotated[
     Path | None,
-    typer.Option("--from-file", metavar="FILE", help="Use a plan written by --export.", show_default=False),
+    opt("--from-file", metavar="FILE", help="Use a plan written by --export."),
 ]
 
 UndoOpt = Annotated[
     str | None,
-    typer.Option(
-        "--undo", metavar="ID|latest", help="Plan the reverse of a journalled reset.", show_default=False
-    ),
+    opt("--undo", metavar="ID|latest", help="Plan the reverse of a journalled reset."),
 ]
 
 UnsafeIgnoreAbortFileOpt = Annotated[

@@ -9,9 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
-from mqctl.cli.errors import warn
+from mqctl.cli.blocks import opt
+from mqctl.cli.errors import warn_all
 from mqctl.cli.output import Output, OutputFormat, emit
 from mqctl.errors import UsageError
 from mqctl.records import record
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
 ClientOffsetsOpt = Annotated[
     list[Path] | None,
-    typer.Option(
+    opt(
         "--client-offsets",
         metavar="PATH",
         help="A broadcasting group: reset the offsets.json its clients keep (a client's file, its "
@@ -30,17 +29,15 @@ ClientOffsetsOpt = Annotated[
         "each written as the client writes it, .bak first, only while that client is stopped (refused "
         "when it is connected, or its file was written within two persist intervals, or a process holds "
         "it). Copy the files back to their hosts if you reset copies.",
-        show_default=False,
     ),
 ]
 PersistIntervalOpt = Annotated[
     str | None,
-    typer.Option(
+    opt(
         "--persist-interval",
         metavar="DURATION",
         help="With --client-offsets: the clients' persistConsumerOffsetInterval (default 5s); a file written "
         "within two of them belongs to a running client.",
-        show_default=False,
     ),
 ]
 
@@ -65,35 +62,25 @@ def reset_clients(
     """Plan (or the undo of a journal record), --execute it, draw it. ``opener(record, cluster,
     options)``: cli/reset.py's backend opener (an undo reopens the brokers its record names).
     ``plan_files``: --from-file and --export, which a reset of client files does not take."""
-    from mqctl.ops import clientjournal
-    from mqctl.ops import clientreset as ops
+    from mqctl.ops.resetrun import ClientsReset, clients_source, run_clients
 
     if any(x is not None for x in plan_files):
         raise UsageError("--export and --from-file are for the brokers' offsets, not --client-offsets")
     if req.persist_interval is not None and not req.paths and req.undo is None:
         raise UsageError("--persist-interval needs --client-offsets PATH")
-    record = clientjournal.read(req.undo) if req.undo is not None else None
-    if record is not None and req.group and req.group != record.group:
-        raise UsageError(f"-g/--group {req.group!r} does not match the journal ({record.group!r})")
-    if record is None and (not req.group or not req.topic):
-        raise UsageError("-g/--group and -t/--topic are required")
-    persist_ms = ops.persist_interval_ms(
-        req.persist_interval, record.persist_interval_ms if record else ops.PERSIST_INTERVAL_MS
-    )
-    from mqctl.ops.resetrun import ClientsReset, run_clients
-
+    record, persist_ms = clients_source(req.undo, req.group, req.topic, req.persist_interval)
     paths = req.paths or []
     run = ClientsReset(req.group, req.topic, req.scope, req.force, paths, persist_ms, req.execute, record)
     cplan, journal, warnings = run_clients(
         run, opener(record, cluster, cluster.options(ignore_abort_file=False))
     )
-    for w in warnings:
-        warn(w)
+    warn_all(warnings)
     _render(cplan, journal, out.fmt, req.scope)
 
 
 def _render(cplan: Any, journal: Any, fmt: OutputFormat, scope: Scope) -> None:
     from mqctl.ops.clientreset import csv_table, document
+    from mqctl.render import Views
     from mqctl.render import clientreset as render
 
     status = render.status_line(cplan, journal)
@@ -101,14 +88,14 @@ def _render(cplan: Any, journal: Any, fmt: OutputFormat, scope: Scope) -> None:
         sys.stderr.write(status + "\n")
         sys.stderr.flush()
     if journal is None and fmt is not OutputFormat.table:
-        for line in render.busy_lines(cplan):
-            warn(line)
+        warn_all(render.busy_lines(cplan))
     ts_text = scope.ts_text or cplan.target.text
     emit(
         fmt,
-        sys.stdout,
-        plain=lambda o: render.plain(cplan, o, ts_text, scope.ts_long),
-        table=lambda o: render.table(cplan, o, status),
-        json_doc=lambda: document(cplan, journal),
-        csv=lambda: csv_table(cplan, journal),
+        Views(
+            plain=lambda o: render.plain(cplan, o, ts_text, scope.ts_long),
+            table=lambda o: render.table(cplan, o, status),
+            json_doc=lambda: document(cplan, journal),
+            csv=lambda: csv_table(cplan, journal),
+        ),
     )

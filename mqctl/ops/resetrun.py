@@ -77,6 +77,19 @@ def run(req: BrokerReset, backend: Backend) -> BrokerResetDone:
     return BrokerResetDone(plan, journal, warnings, export_path)
 
 
+def missed_status(journal: JournalRecord | None) -> int:
+    """The exit status of a write already printed: a queue read back away from its target is not a
+    success (4 when it could not be read, else 5); an online consumer that committed past its new
+    offset took the reset and resumed, which is one. 0: every queue took it."""
+    from mqctl.errors import ExitStatus
+
+    result = None if journal is None else journal.result
+    if result is None or not result.not_taken:
+        return 0
+    unread = any(c.now is None for c in result.not_taken)
+    return int(ExitStatus.UNREACHABLE if unread else ExitStatus.REFUSED)
+
+
 def _plan(backend: Backend, req: BrokerReset) -> ResetPlan:
     from mqctl.ops import reset as ops
 
@@ -103,6 +116,25 @@ class ClientsReset:
     persist_interval_ms: int
     execute: bool
     record: ClientJournal | None
+
+
+def clients_source(
+    undo: str | None, group: str | None, topic: str | None, persist_interval: str | None
+) -> tuple[ClientJournal | None, int]:
+    """The journal record an --undo replays (-g, when given, must name its group), else -g and -t
+    for a new plan; and the clients' persist interval in ms: --persist-interval, else the record's,
+    else the client's default."""
+    from mqctl.errors import UsageError
+    from mqctl.ops import clientjournal
+    from mqctl.ops.clientreset import PERSIST_INTERVAL_MS, persist_interval_ms
+
+    record = clientjournal.read(undo) if undo is not None else None
+    if record is not None and group and group != record.group:
+        raise UsageError(f"-g/--group {group!r} does not match the journal ({record.group!r})")
+    if record is None and (not group or not topic):
+        raise UsageError("-g/--group and -t/--topic are required")
+    default = record.persist_interval_ms if record else PERSIST_INTERVAL_MS
+    return record, persist_interval_ms(persist_interval, default)
 
 
 def run_clients(req: ClientsReset, backend: Backend) -> tuple[ClientResetPlan, Any, list[str]]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mqctl.fastjson import dumps_compact
 from mqctl.model import MessageQueue, java_compare_key
 from mqctl.model.javaorder import hashmap_order, java_string_hash
+from mqctl.render import Views
 
 if TYPE_CHECKING:
     from mqctl.model import AllocationResult, Move, RebalanceReport, TopicAllocation
@@ -250,3 +251,23 @@ def rebalance_table(r: RebalanceReport, out: TextIO) -> None:
         row_styles=styles,
     )
     write_table(spec, out)
+
+
+def views(r: AllocationResult, moves: Any, other_ips: list[str] | None, kind: str | None) -> Views:
+    """An allocation in each format; ``moves`` (--compare-with) only in the table and JSON."""
+    return Views(
+        plain=lambda o: plain(r, o),
+        table=lambda o: table(r, o, moves, other_ips),
+        json_doc=lambda: json_doc(r, moves, other_ips, kind),
+        csv=lambda: (CSV_COLUMNS, csv_rows(r)),
+    )
+
+
+def rebalance_views(report: RebalanceReport) -> Views:
+    """allocateMQ -g in each format; plain is mqadmin's line of the simulated allocation."""
+    return Views(
+        plain=lambda o: plain(report.simulated, o),
+        table=lambda o: rebalance_table(report, o),
+        json_doc=lambda: rebalance_json(report),
+        csv=lambda: (REBALANCE_CSV_COLUMNS, rebalance_csv_rows(report)),
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mqctl.render import Views
 from mqctl.render.progress import CSV_COLUMNS, LAG_WARN_MS, LEGEND, UNKNOWN, csv_rows, json_doc
 
 if TYPE_CHECKING:
@@ -27,6 +28,24 @@ PULL_NOTE = (
 )
 
 WHERE = "<dir>/<clientId>/{group}/offsets.json (dir: the client's rocketmq.client.localOffsetStoreDir, ~/.rocketmq_offsets by default)"
+
+
+def warning_lines(p: BroadcastProgress) -> list[str]:
+    """What stderr says of the clients before their progress: the reads' warnings, each client
+    whose file went stale, the connected clients no file was given for."""
+    lines = list(p.warnings)
+    for cp in p.stale:
+        age = "unknown" if cp.age_ms is None else f"{cp.age_ms // 1000} s"
+        lines.append(
+            f"{cp.client.path}: not written for {age} (over --stale-after {p.stale_after_ms // 1000} s): "
+            "its client stopped persisting (gone or stuck)"
+        )
+    if p.unseen:
+        names = ", ".join(c.client_id for c in p.unseen)
+        lines.append(
+            f"connected client(s) without a file among those given (their progress is not shown): {names}"
+        )
+    return lines
 
 
 def _q(mq: MessageQueue) -> str:
@@ -297,4 +316,25 @@ def table(p: BroadcastProgress, out: TextIO) -> None:
     title = f"consumerProgress {p.group} (broadcasting: each client's own offsets.json)"
     write_table(
         TableSpec(cols, rows, title=title, footer_lines=_footer(p, any(styles)), row_styles=styles), out
+    )
+
+
+def notice_views(model: GroupModel, group: str, kind: Any) -> Views:
+    """The notice in each format (``kind``: the backend's; a live one knows the clients)."""
+    live = kind.knows_runtime
+    return Views(
+        plain=lambda o: notice_text(model, group, o, live=live),
+        table=lambda o: notice_text(model, group, o, live=live),
+        json_doc=lambda: notice_json(model, group, str(kind)),
+        csv=lambda: (BROADCAST_CSV_COLUMNS, []),
+    )
+
+
+def views(p: BroadcastProgress, kind: object, *, headers: bool) -> Views:
+    """Every client's progress in each format."""
+    return Views(
+        plain=lambda o: plain(p, o, headers=headers),
+        table=lambda o: table(p, o),
+        json_doc=lambda: json_document(p, str(kind)),
+        csv=lambda: (BROADCAST_CSV_COLUMNS, csv_table(p)),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from mqctl.model import version_name
+from mqctl.render import Views
 from mqctl.render.plain import ljust
 
 if TYPE_CHECKING:
@@ -132,4 +133,13 @@ def proxy_note(c: ConsumerConnection) -> str:
         f"asked at {c.via}, which is no broker of the cluster: a rocketmq-proxy listing the gRPC clients "
         f"connected to it; #Version is the proxy's own version{version}, not the client's; ConsumeType "
         "CONSUME_ACTIVELY = SimpleConsumer, CONSUME_PASSIVELY = PushConsumer, both consume in POP mode"
+    )
+
+
+def views(c: ConsumerConnection, *, headers: bool) -> Views:
+    return Views(
+        plain=lambda o: plain(c, o, headers=headers),
+        table=lambda o: table(c, o),
+        json_doc=lambda: json_doc(c),
+        csv=lambda: (CSV_COLUMNS, csv_rows(c)),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mqctl.render import Views
 from mqctl.render.plain import format_duration_ms
 
 if TYPE_CHECKING:
@@ -165,3 +166,23 @@ def status_table(s: LagStatusSummary, out: TextIO) -> None:
         footer_lines=[footer],
     )
     write_table(spec, out)
+
+
+def report_views(s: LagReportSummary) -> Views:
+    """The report in each format; plain is the table (lagReport has no mqadmin layout)."""
+    return Views(
+        lambda o: report_table(s, o),
+        lambda o: report_table(s, o),
+        lambda: report_doc(s),
+        lambda: report_csv(s),
+    )
+
+
+def status_views(s: LagStatusSummary) -> Views:
+    """--status in each format; plain is the table."""
+    return Views(
+        lambda o: status_table(s, o),
+        lambda o: status_table(s, o),
+        lambda: status_doc(s),
+        lambda: status_csv(s),
+    )

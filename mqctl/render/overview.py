@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from mqctl.render import Views
 from mqctl.render import broadcast_groups as bcg
 from mqctl.render.plain import front, ljust
 from mqctl.render.progress import LEGEND, UNKNOWN, lag_style
@@ -187,3 +188,16 @@ def _groups_footer(groups: list[GroupSummary], sort: str, live: bool) -> list[st
             "[dim]Clients, version, type, model and TPS need a live cluster; a store cannot know them.[/dim]"
         )
     return footer
+
+
+def views(
+    groups: list[GroupSummary], ordered: list[GroupSummary], sort: str, kind: str, *, headers: bool
+) -> Views:
+    """The overview in each format: plain in mqadmin's order always, the others in ``ordered``
+    (``--sort``'s order)."""
+    return Views(
+        plain=lambda o: groups_plain(groups, o, headers=headers),
+        table=lambda o: groups_table(ordered, o, sort),
+        json_doc=lambda: groups_json(ordered, kind),
+        csv=lambda: (GROUP_CSV_COLUMNS, groups_csv_rows(ordered)),
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from mqctl.render import Views
 from mqctl.render.plain import front, java_2f, ljust, local_datetime, local_datetime_ms
 
 if TYPE_CHECKING:
@@ -284,3 +285,13 @@ def _table_time(ts: int | None) -> str:
 def _expr(p: GroupProgress) -> str:
     assert p.tags is not None
     return "*" if p.tags.match_all else " || ".join(sorted(p.tags.tags))
+
+
+def views(p: GroupProgress, kind: str, *, show_client_ip: bool, headers: bool) -> Views:
+    """One group's progress in each format (``kind``: the backend's, in the JSON document)."""
+    return Views(
+        plain=lambda o: plain(p, o, show_client_ip=show_client_ip, headers=headers),
+        table=lambda o: table(p, o, show_client_ip=show_client_ip),
+        json_doc=lambda: json_doc(p, kind),
+        csv=lambda: (CSV_COLUMNS, csv_rows(p)),
+    )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, TextIO
 from mqctl.render.plain import front, ljust, local_datetime_ms
 
 if TYPE_CHECKING:
-    from mqctl.model import JournalRecord, ResetPlan
+    from mqctl.model import JournalRecord, ResetPlan, WriteResult
 
 
 def status_line(plan: ResetPlan, journal: JournalRecord | None, exported: str | None = None) -> str:
@@ -39,6 +39,24 @@ def status_line(plan: ResetPlan, journal: JournalRecord | None, exported: str | 
         f"EXECUTED: offsets written ({what}){took}; journal {journal.id}{state}, undo with --undo {journal.id}"
         + where
     )
+
+
+def write_notes(result: WriteResult | None) -> list[str]:
+    """How a live write went, queue by queue, for stderr (the status line has the summary)."""
+    if result is None:
+        return []
+    lines = list(result.notes)
+    for c in result.not_taken[:20]:
+        q = c.queue
+        lines.append(
+            f"{q.broker_name} {q.topic} queue {q.queue_id}: target {c.target}, now {c.now}: {c.note or 'not applied'}"
+        )
+    moved = [c for c in result.checks if c.drift]
+    if moved:
+        lines.append(
+            f"{len(moved)} queue(s) had moved since the plan (online consumers); the plan's targets were applied"
+        )
+    return lines
 
 
 def _mqadmin_order(plan: ResetPlan) -> list:

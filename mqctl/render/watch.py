@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mqctl.render.plain import format_duration_ms, local_datetime, local_datetime_ms
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
     from mqctl.render.table import TableSpec
 
 Stuck = Mapping["MessageQueue", "StuckMessage"]
+Sink = Callable[[Any], None]  # takes a sampler's tick (ops.watch.sampler.Sampled)
+Warn = Callable[[list[str]], None]
 
 STYLES = {"WARN": "yellow", "REWIND": "magenta", "STOP": "red", "STALL": "red", "STUCK": "bold red"}
 
@@ -181,3 +184,50 @@ def live_renderable(view: WatchView, width: int, stuck: Stuck | None = None) -> 
 
 def why_text(stuck: StuckMessage, out: TextIO) -> None:
     out.write("\n".join(stuck_lines(stuck)) + "\n")
+
+
+# --- --watch: the sinks a sampler's ticks are drawn by -----------------------------------------
+
+
+def can_redraw(out: TextIO) -> bool:
+    """A terminal that moves the cursor: rich's Live on TERM=dumb shows nothing until it stops."""
+    from rich.console import Console
+
+    return not Console(file=out).is_dumb_terminal
+
+
+def pipe_sink(out: TextIO, warn: Warn, line: Callable[..., str] | None) -> Sink:
+    """Each tick's views one after the other: ``line(view, stuck)`` each (JSON lines), or the
+    table each (``line`` None); one per client of a broadcasting group."""
+
+    def sink(tick: Any) -> None:
+        warn(tick.warnings)
+        for one in tick.each:
+            if line is not None:
+                out.write(line(one.view, one.stuck) + "\n")
+            else:
+                write_view(one.view, out, one.stuck)
+                out.write("\n")
+        out.flush()
+
+    return sink
+
+
+@contextmanager
+def live(group: str, out: TextIO, warn: Warn) -> Iterator[Sink]:
+    """rich's Live redraws the table in place (no alternate screen: the last table stays when
+    it ends); Ctrl-C stops it and restores the cursor."""
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.text import Text
+
+    console = Console(file=out, highlight=False)
+    waiting: Any = Text(f"consumerProgress {group}: first sample ...")
+    with Live(waiting, console=console, auto_refresh=False, transient=False, redirect_stdout=False) as shown:
+
+        def sink(tick: Any) -> None:
+            warn(tick.warnings)
+            views = [live_renderable(one.view, console.width, one.stuck) for one in tick.each]
+            shown.update(views[0] if len(views) == 1 else Group(*views), refresh=True)
+
+        yield sink

@@ -1,18 +1,19 @@
-"""A progress bar on stderr that appears only when work takes longer than about a second."""
+"""A progress bar (on the stream given: stderr) that appears only when work takes longer than
+about a second."""
 
 from __future__ import annotations
 
-import sys
 import time
 from types import TracebackType
-from typing import Any
+from typing import Any, TextIO
 
 
 class DelayedProgress:
-    def __init__(self, description: str, delay: float = 1.0, enabled: bool | None = None) -> None:
+    def __init__(self, description: str, out: TextIO, *, enabled: bool, delay: float = 1.0) -> None:
         self.description = description
+        self.out = out
         self.delay = delay
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.enabled = enabled
         self._start = 0.0
         self._progress: Any = None
         self._task: Any = None
@@ -35,7 +36,7 @@ class DelayedProgress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeRemainingColumn(),
-                console=Console(file=sys.stderr),
+                console=Console(file=self.out),
                 transient=True,
             )
             self._progress.start()
