@@ -309,6 +309,8 @@ def broadcast_pulls(
 
 
 def _broadcast_entries(tables: Tables, group: str | None) -> dict[str, dict[MessageQueue, int]]:
+    if not any(tables.values()):
+        return {}  # (nothing decoded: -g of a group without offsets loads no key reader either)
     from mqctl.store.offsets import BROADCAST, split_offset_key
 
     out: dict[str, dict[MessageQueue, int]] = {}
