@@ -233,8 +233,11 @@ def _loads_int_keys(text: str) -> Any:
     back into ints. ``None`` when the text is anything else (the lenient parser decides)."""
     if "\0" in text or "\\u0000" in text:
         return None
+    # split + join, not sub with a template: Python 3.11 expands a template in Python per match
+    parts = _BARE_INT_KEY.split(text)  # [text, prefix, key, text, prefix, key, ..., text]
+    parts[2::3] = ['"\\u0000' + key + '"' for key in parts[2::3]]
     try:
-        return json.loads(_BARE_INT_KEY.sub(r'\1"\\u0000\2"', text), object_pairs_hook=_int_keys)
+        return json.loads("".join(parts), object_pairs_hook=_int_keys)
     except (ValueError, RecursionError):
         return None
 
