@@ -144,6 +144,20 @@ def _check_int(value: object, name: str, lo: int, hi: int) -> int:
     return value
 
 
+def header_ints(code: object, opaque: object, flag: object, version: object) -> bool:
+    """Whether a header's four ints are ints (not bools) in int32: the common case, in one look."""
+    return (
+        type(code) is int
+        and type(opaque) is int
+        and type(flag) is int
+        and type(version) is int
+        and _INT32_MIN <= code <= _INT32_MAX
+        and _INT32_MIN <= opaque <= _INT32_MAX
+        and _INT32_MIN <= flag <= _INT32_MAX
+        and _INT32_MIN <= version <= _INT32_MAX
+    )
+
+
 def _int32s(**values: object) -> list[int]:
     """Each value checked as an int32 (the error names the first that is not)."""
     return [_check_int(v, name, _INT32_MIN, _INT32_MAX) for name, v in values.items()]
@@ -158,16 +172,7 @@ def _json_header(cmd: RemotingCommand) -> bytes:
 def _json_header_of(
     code: int, opaque: int, flag: int, version: int, language: str, remark: str | None, ext: Mapping[str, str]
 ) -> bytes:
-    if not (
-        type(code) is int
-        and type(opaque) is int
-        and type(flag) is int
-        and type(version) is int
-        and _INT32_MIN <= code <= _INT32_MAX
-        and _INT32_MIN <= opaque <= _INT32_MAX
-        and _INT32_MIN <= flag <= _INT32_MAX
-        and _INT32_MIN <= version <= _INT32_MAX
-    ):  # checked again one by one: the error names the field
+    if not header_ints(code, opaque, flag, version):  # checked again one by one: the error names the field
         code, opaque, flag, version = _int32s(code=code, opaque=opaque, flag=flag, version=version)
     # fastjson sorts bean properties by name and omits nulls; an empty extFields is left out.
     parts = [f'{{"code":{code}']

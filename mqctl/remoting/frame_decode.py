@@ -12,7 +12,7 @@ from types import MappingProxyType
 from mqctl.errors import ProtocolError
 from mqctl.records import trusted
 from mqctl.remoting.codes import language_name
-from mqctl.remoting.frame import DEFAULT_MAX_FRAME, JSON, ROCKETMQ, RemotingCommand
+from mqctl.remoting.frame import DEFAULT_MAX_FRAME, JSON, ROCKETMQ, RemotingCommand, header_ints
 
 _U32 = struct.Struct(">I")
 _I32 = struct.Struct(">i")
@@ -74,15 +74,8 @@ def _decode_json_header(data: bytes, body: bytes) -> RemotingCommand:
     )
     language = obj.get("language", "JAVA")
     if (
-        type(code) is int
-        and type(opaque) is int
-        and type(flag) is int
-        and type(version) is int
+        header_ints(code, opaque, flag, version)
         and type(language) is str
-        and _INT32_MIN <= code <= _INT32_MAX
-        and _INT32_MIN <= opaque <= _INT32_MAX
-        and _INT32_MIN <= flag <= _INT32_MAX
-        and _INT32_MIN <= version <= _INT32_MAX
         and all(type(v) is str for v in ext_raw.values())
     ):  # a header as brokers write it: the values are the command's as they are (own dict, fresh)
         fields = {"code": code, "opaque": opaque, "flag": flag, "language": language, "version": version}
