@@ -83,9 +83,8 @@ class LiveBackend:
         self._groups: dict[str, dict[str, SubscriptionGroup]] = {}
         self._wheel: dict = {}  # (broker, commit-log offset) -> a timer-wheel entry: never changes
         self._group_names: dict[str, frozenset[str]] = {}
-        self._tables: dict[
-            str, dict[str, dict[int, int]]
-        ] = {}  # the overview's offset tables, for the next broadcast_pull_offsets
+        # the offset tables groups_overview read (broker -> table), for the next broadcast_pull_offsets
+        self._tables: dict[str, dict[str, dict[int, int]]] = {}
 
     def __enter__(self) -> LiveBackend:
         from mqctl.remoting.client import RemotingClient

@@ -311,13 +311,6 @@ def broadcast_pulls(
 def _broadcast_entries(tables: Tables, group: str | None) -> dict[str, dict[MessageQueue, int]]:
     if not any(tables.values()):
         return {}  # (nothing decoded: -g of a group without offsets loads no key reader either)
-    from mqctl.store.offsets import BROADCAST, split_offset_key
+    from mqctl.store.offsets import broadcast_entries
 
-    out: dict[str, dict[MessageQueue, int]] = {}
-    for b, table in tables.items():
-        for key, queues in table.items():
-            parts = split_offset_key(key)
-            if parts is not None and parts[2] == BROADCAST and group in (None, parts[1]):
-                mine = out.setdefault(parts[1], {})
-                mine.update((MessageQueue(parts[0], b, qid), off) for qid, off in queues.items())
-    return out
+    return broadcast_entries(tables, group)

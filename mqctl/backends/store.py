@@ -244,16 +244,11 @@ class StoreBackend:
         raise NotAvailableError("POP messages in flight are read from a running broker's timer wheel")
 
     def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
-        from mqctl.store.offsets import BROADCAST, split_offset_key
+        from mqctl.store.offsets import broadcast_entries
 
-        out: dict[str, dict[MessageQueue, int]] = {}
-        for name in self.broker_names():
-            for key, queues in self._brokers[name].offsets.table.offsets.items():
-                parts = split_offset_key(key)
-                if parts is not None and parts[2] == BROADCAST and group in (None, parts[1]):
-                    mine = out.setdefault(parts[1], {})
-                    mine.update((MessageQueue(parts[0], name, qid), off) for qid, off in queues.items())
-        return out
+        return broadcast_entries(
+            {n: self._brokers[n].offsets.table.offsets for n in self.broker_names()}, group
+        )
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

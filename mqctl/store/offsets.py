@@ -8,12 +8,15 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import dumps_pretty, loads
 from mqctl.model.javaorder import string_order
 from mqctl.records import field, record
+
+if TYPE_CHECKING:
+    from mqctl.model import MessageQueue
 from mqctl.store.configread import DENIED_HINT, ConfigUnreadable, read_config_bytes
 
 __all__ = [
@@ -96,6 +99,23 @@ def split_offset_key(key: str) -> tuple[str, str, str] | None:
     if len(parts) == 3 and parts[0] and parts[1] and parts[2] == BROADCAST:
         return parts[0], parts[1], BROADCAST
     return None
+
+
+def broadcast_entries(
+    tables: Mapping[str, Mapping[str, Mapping[int, int]]], group: str | None = None
+) -> dict[str, dict[MessageQueue, int]]:
+    """group -> queue -> pull position: the ``topic@group@broadcast`` entries of each broker's
+    offset table (broker name -> table), every group's or ``group``'s."""
+    from mqctl.model import MessageQueue
+
+    out: dict[str, dict[MessageQueue, int]] = {}
+    for broker, table in tables.items():
+        for key, queues in table.items():
+            parts = split_offset_key(key)
+            if parts is not None and parts[2] == BROADCAST and group in (None, parts[1]):
+                mine = out.setdefault(parts[1], {})
+                mine.update((MessageQueue(parts[0], broker, qid), off) for qid, off in queues.items())
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
