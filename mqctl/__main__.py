@@ -1,4 +1,4 @@
-from mqctl.cli.app import main
+from mqctl.cli.entry import main
 
 if __name__ == "__main__":
     main()
