@@ -25,24 +25,25 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from mqctl.errors import StoreCorruptError
+from mqctl.lazyre import lazy
 
 __all__ = ["FrozenKey", "dumps_compact", "dumps_pretty", "loads"]
 
 # Nesting beyond this is not a broker file; refusing it keeps a hostile file from a RecursionError.
 MAX_DEPTH = 256
 
-_WS = re.compile(r"[ \t\r\n\f\b]*")
-_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", re.ASCII)
-_INT_KEY = re.compile(r"-?\d+", re.ASCII)
-_NEXT = re.compile(r"[ \t\r\n\f\b]*(.)", re.DOTALL)
+_WS = lazy(r"[ \t\r\n\f\b]*")
+_NUMBER = lazy(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", re.ASCII)
+_INT_KEY = lazy(r"-?\d+", re.ASCII)
+_NEXT = lazy(r"[ \t\r\n\f\b]*(.)", re.DOTALL)
 # Fast path for the bulk of consumerOffset.json: a non-empty map of int keys to int values,
 # e.g. {0:250,1:251}. Anything else (or anything malformed) goes through the general parser.
-_INT_MAP = re.compile(
+_INT_MAP = lazy(
     r"\{(?:[ \t\r\n]*-?\d+[ \t\r\n]*:[ \t\r\n]*-?\d+[ \t\r\n]*,)*"
     r"[ \t\r\n]*-?\d+[ \t\r\n]*:[ \t\r\n]*-?\d+[ \t\r\n]*\}",
     re.ASCII,
 )
-_INT_PAIR = re.compile(r"(-?\d+)[ \t\r\n]*:[ \t\r\n]*(-?\d+)", re.ASCII)
+_INT_PAIR = lazy(r"(-?\d+)[ \t\r\n]*:[ \t\r\n]*(-?\d+)", re.ASCII)
 _LITERALS = (("true", True), ("false", False), ("null", None))
 
 
@@ -220,7 +221,7 @@ class _Parser:
 # escaped NUL in front, which marks it: no other key can start with a NUL, since a text holding
 # one (raw or escaped) never takes this path. A match inside a string splits it into string, raw NUL, string, which no
 # JSON parser accepts: such a text goes to the lenient parser instead of being misread.
-_BARE_INT_KEY = re.compile(r"([{,][ \t\r\n]*)(-?\d+)(?=[ \t\r\n]*:)", re.ASCII)
+_BARE_INT_KEY = lazy(r"([{,][ \t\r\n]*)(-?\d+)(?=[ \t\r\n]*:)", re.ASCII)
 
 
 def _int_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
@@ -269,7 +270,7 @@ def loads(text: str) -> Any:
 # Writers
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+_NEEDS_ESCAPE = lazy(r'["\\\x00-\x1f]')
 
 
 def _escape_char(m: re.Match[str]) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import ProtocolError, StoreCorruptError
+from mqctl.lazyre import lazy
 from mqctl.model import BrokerData, ConsumeStats, MessageQueue, QueueData, QueueStat, TopicRoute
 from mqctl.records import record
 from mqctl.remoting.bodies_json import (
@@ -218,10 +219,10 @@ def _plain_offsets(raw: Any) -> tuple[int, int, int, int | None] | None:
 # ConsumeStats as every broker writes it (fastjson, bean fields in name order, no spaces): read by
 # these two patterns, no JSON parser (the overview reads one body per group and topic). Anything
 # else -- other fields, escapes, an empty broker name, a number out of range -- is parsed.
-_STATS_AS_WRITTEN = re.compile(
+_STATS_AS_WRITTEN = lazy(
     r'\{"consumeTps":(-?\d{1,20}(?:\.\d{1,20})?(?:E-?\d{1,3})?),"offsetTable":\{(.*)\}\}', re.DOTALL
 )
-_ENTRY_AS_WRITTEN = re.compile(
+_ENTRY_AS_WRITTEN = lazy(
     "(" + MQ_KEY_AS_WRITTEN + "):"
     r'\{"brokerOffset":(-?\d{1,19}),"consumerOffset":(-?\d{1,19}),"lastTimestamp":(-?\d{1,19})'
     r'(?:,"pullOffset":(-?\d{1,19}))?\}(,|$)'
@@ -331,7 +332,7 @@ def decode_reset_offset_body(body: bytes) -> dict[MessageQueue, int]:
 # The broker's config tables (43, 21, 201): the same documents as its config/*.json files
 
 
-_PLAIN_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")  # the broker's rule for topic and group names
+_PLAIN_NAME = lazy(r"[%|a-zA-Z0-9_-]+")  # the broker's rule for topic and group names
 
 
 def holds_broadcast_entry(body: bytes, group: str) -> bool:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from mqctl.errors import ProtocolError, StoreError
 from mqctl.fastjson import FrozenKey, loads
+from mqctl.lazyre import lazy
 from mqctl.model import MessageQueue
 
 __all__ = [
@@ -52,12 +53,12 @@ MAX_DEPTH = 64
 # A string literal, or an unterminated one running to the end of the text. Because a match
 # can never fail once it has started at a quote, the scan stays linear on hostile input; the
 # unrolled loop consumes runs of plain characters at once.
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
-_PLAIN_STRING = re.compile(r'"[^"]*(?:"|\Z)')  # the same strings in a text without backslashes
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STRING = lazy(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_PLAIN_STRING = lazy(r'"[^"]*(?:"|\Z)')  # the same strings in a text without backslashes
+_NOT_BRACKET = lazy(r"[^\[\]{}]+")
 _DELTA = {"{": 1, "[": 1, "}": -1, "]": -1}
-_INT_TEXT = re.compile(r"\s*-?\d{1,20}\s*", re.ASCII)
-_FLOAT_TEXT = re.compile(r"\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d{1,4})?\s*", re.ASCII)
+_INT_TEXT = lazy(r"\s*-?\d{1,20}\s*", re.ASCII)
+_FLOAT_TEXT = lazy(r"\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d{1,4})?\s*", re.ASCII)
 _TRUE = ("true", "1")
 _FALSE = ("false", "0")
 
@@ -112,7 +113,7 @@ def parse_object(body: bytes, what: str) -> dict[Any, Any]:
 # A flat object used as a map key (fastjson writes MessageQueue keys so): string and integer
 # fields only, no escapes, followed by ':'. As a JSON string key it parses with the C parser.
 _FIELD = r'"[^"\\{}]*"\s*:\s*(?:"[^"\\{}]*"|-?\d+)'
-_OBJECT_KEY = re.compile(r"\{" + _FIELD + r"(?:\s*,\s*" + _FIELD + r")*\s*\}(?=\s*:)")
+_OBJECT_KEY = lazy(r"\{" + _FIELD + r"(?:\s*,\s*" + _FIELD + r")*\s*\}(?=\s*:)")
 
 
 def _quoted(m: re.Match[str]) -> str:
@@ -247,7 +248,7 @@ def _short(value: Any) -> str:
 # A MessageQueue key as fastjson writes it (bean fields in name order, no spaces, no escapes).
 # Groups: brokerName, queueId, topic (names not empty: an empty one takes the parser and its rules).
 MQ_KEY_AS_WRITTEN = r'\{"brokerName":"([^"\\]+)","queueId":(\d{1,10}),"topic":"([^"\\]+)"\}'
-_MQ_TEXT = re.compile(MQ_KEY_AS_WRITTEN)
+_MQ_TEXT = lazy(MQ_KEY_AS_WRITTEN)
 
 
 def message_queue(key: Any, what: str, broker_hint: str | None = None) -> MessageQueue:
