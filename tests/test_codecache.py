@@ -1,0 +1,82 @@
+"""mqctl.codecache: generated code compiled in one process is read, not compiled, by the next;
+a damaged or foreign file and an unwritable directory only cost the compile."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mqctl import codecache
+
+
+def _process(cache: Path, body: str, *, write_bytecode: bool = True) -> subprocess.CompletedProcess[str]:
+    """A new process whose code cache is CACHE, running BODY after a record is defined."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.dont_write_bytecode = {not write_bytecode!r}
+        from mqctl import codecache
+        codecache._path = lambda: {str(cache)!r}
+        from mqctl.records import record
+
+        @record(frozen=True)
+        class Point:
+            x: int
+            y: int = 7
+
+        assert Point(1) == Point(1, 7) and Point(2).y == 7
+        """
+    ) + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+
+
+def test_the_next_process_reads_what_the_first_compiled(tmp_path: Path) -> None:
+    cache = tmp_path / "sub" / "generated.marshal"
+    first = _process(cache, "print(len(codecache._added))")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["1"] and cache.is_file()
+    second = _process(cache, "print(len(codecache._added), len(codecache._loaded))")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["0", "1"]  # nothing compiled: the record's __init__ was read
+
+
+def test_nothing_written_when_bytecode_is_not(tmp_path: Path) -> None:
+    cache = tmp_path / "generated.marshal"
+    r = _process(cache, "print(len(codecache._added))", write_bytecode=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1"] and not cache.exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", b"\xe3\x00\x00", b"\xfb\x01\x00\x00\x00"])
+def test_a_damaged_or_foreign_file_is_ignored_and_replaced(tmp_path: Path, content: bytes) -> None:
+    cache = tmp_path / "generated.marshal"
+    cache.write_bytes(content)
+    r = _process(cache, "print(len(codecache._added))")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1"]
+    assert _process(cache, "print(len(codecache._added))").stdout.split() == ["0"]
+
+
+def test_an_unwritable_place_only_costs_the_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(codecache, "_path", lambda: str(blocker / "generated.marshal"))
+    monkeypatch.setattr(codecache, "_added", {"def f(): pass": compile("def f(): pass", "<string>", "exec")})
+    codecache._save()  # a directory that cannot be made: no exception, nothing left behind
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
+
+
+def test_the_table_starts_again_past_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "generated.marshal"
+    monkeypatch.setattr(codecache, "_path", lambda: str(cache))
+    many = {f"x = {i}": compile(f"x = {i}", "<string>", "exec") for i in range(codecache.MAX_ENTRIES)}
+    monkeypatch.setattr(codecache, "_added", many)
+    codecache._save()
+    assert len(codecache._load()) == codecache.MAX_ENTRIES
+    monkeypatch.setattr(codecache, "_added", {"y = 1": compile("y = 1", "<string>", "exec")})
+    codecache._save()
+    assert list(codecache._load()) == ["y = 1"]
