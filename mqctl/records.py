@@ -175,7 +175,7 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
     fields = _fields(cls)
     names = tuple(n for n, _ in fields)
     source, env = _init_source(cls, fields, frozen)
-    exec(compiled(source), env)  # noqa: S102 - the text is built above from the class's own field names
+    exec(compiled(source, cls.__module__), env)  # noqa: S102 - the text is built above from the class's own field names
     env["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
     for name, spec in fields:  # class attributes hold plain defaults, as dataclasses leaves them
         if not isinstance(cls.__dict__.get(name), Field):

@@ -20,8 +20,10 @@ def _process(cache: Path, body: str, *, write_bytecode: bool = True) -> subproce
         import sys
         sys.dont_write_bytecode = {not write_bytecode!r}
         from mqctl import codecache
-        codecache._path = lambda: {str(cache)!r}
+        codecache._path = lambda owner: {str(cache)!r} + "." + owner
         from mqctl.records import record
+
+        __name__ = "mqctl.probe"  # the record below is then a module of mqctl's own
 
         @record(frozen=True)
         class Point:
@@ -34,49 +36,65 @@ def _process(cache: Path, body: str, *, write_bytecode: bool = True) -> subproce
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
 
 
+def _compiled_here(body: str = "") -> str:
+    return body + "\nprint(sum(map(len, codecache._added.values())))"
+
+
 def test_the_next_process_reads_what_the_first_compiled(tmp_path: Path) -> None:
-    cache = tmp_path / "sub" / "generated.marshal"
-    first = _process(cache, "print(len(codecache._added))")
+    cache = tmp_path / "sub" / "generated"
+    first = _process(cache, _compiled_here())
     assert first.returncode == 0, first.stderr
-    assert first.stdout.split() == ["1"] and cache.is_file()
-    second = _process(cache, "print(len(codecache._added), len(codecache._loaded))")
+    assert first.stdout.split() == ["1"]
+    assert [p.name for p in cache.parent.iterdir()] == ["generated.mqctl.probe"]
+    second = _process(cache, _compiled_here("print(len(codecache._tables['mqctl.probe']))"))
     assert second.returncode == 0, second.stderr
-    assert second.stdout.split() == ["0", "1"]  # nothing compiled: the record's __init__ was read
+    assert second.stdout.split() == ["1", "0"]  # nothing compiled: the record's __init__ was read
+
+
+def test_code_of_modules_outside_mqctl_is_not_kept(tmp_path: Path) -> None:
+    cache = tmp_path / "generated"
+    r = _process(
+        cache,
+        "__name__ = 'elsewhere'\nrecord(type('Other', (), {'__annotations__': {'a': 'int'}}))"
+        + _compiled_here(),
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1"]  # the probe's own record only
+    assert [p.name for p in tmp_path.iterdir()] == ["generated.mqctl.probe"]
 
 
 def test_nothing_written_when_bytecode_is_not(tmp_path: Path) -> None:
-    cache = tmp_path / "generated.marshal"
-    r = _process(cache, "print(len(codecache._added))", write_bytecode=False)
+    r = _process(tmp_path / "generated", _compiled_here(), write_bytecode=False)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["1"] and not cache.exists()
+    assert r.stdout.split() == ["1"] and not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage", b"\xe3\x00\x00", b"\xfb\x01\x00\x00\x00"])
 def test_a_damaged_or_foreign_file_is_ignored_and_replaced(tmp_path: Path, content: bytes) -> None:
-    cache = tmp_path / "generated.marshal"
-    cache.write_bytes(content)
-    r = _process(cache, "print(len(codecache._added))")
+    cache = tmp_path / "generated"
+    (tmp_path / "generated.mqctl.probe").write_bytes(content)
+    r = _process(cache, _compiled_here())
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["1"]
-    assert _process(cache, "print(len(codecache._added))").stdout.split() == ["0"]
+    assert _process(cache, _compiled_here()).stdout.split() == ["0"]
 
 
 def test_an_unwritable_place_only_costs_the_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    monkeypatch.setattr(codecache, "_path", lambda: str(blocker / "generated.marshal"))
-    monkeypatch.setattr(codecache, "_added", {"def f(): pass": compile("def f(): pass", "<string>", "exec")})
+    monkeypatch.setattr(codecache, "_path", lambda owner: str(blocker / owner))
+    code = compile("def f(): pass", "<string>", "exec")
+    monkeypatch.setattr(codecache, "_added", {"mqctl.x": {"def f(): pass": code}})
     codecache._save()  # a directory that cannot be made: no exception, nothing left behind
     assert [p.name for p in tmp_path.iterdir()] == ["file"]
 
 
 def test_the_table_starts_again_past_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = tmp_path / "generated.marshal"
-    monkeypatch.setattr(codecache, "_path", lambda: str(cache))
+    monkeypatch.setattr(codecache, "_path", lambda owner: str(tmp_path / owner))
     many = {f"x = {i}": compile(f"x = {i}", "<string>", "exec") for i in range(codecache.MAX_ENTRIES)}
-    monkeypatch.setattr(codecache, "_added", many)
+    monkeypatch.setattr(codecache, "_added", {"mqctl.x": many})
     codecache._save()
-    assert len(codecache._load()) == codecache.MAX_ENTRIES
-    monkeypatch.setattr(codecache, "_added", {"y = 1": compile("y = 1", "<string>", "exec")})
+    assert len(codecache._load("mqctl.x")) == codecache.MAX_ENTRIES
+    monkeypatch.setattr(codecache, "_added", {"mqctl.x": {"y = 1": compile("y = 1", "<string>", "exec")}})
     codecache._save()
-    assert list(codecache._load()) == ["y = 1"]
+    assert list(codecache._load("mqctl.x")) == ["y = 1"]
