@@ -10,8 +10,8 @@ keyed by their source text (a changed class is a new key: nothing can be stale),
 ``marshal`` like a ``.pyc`` (~25 us a function). Code generated for a module outside mqctl (a
 test's records) is compiled every time, as before.
 
-The file is written at exit by a process that compiled something new (an exit handler, so that
-run ends through Python's normal exit), atomically, and never when Python is told not to write
+A table is written at exit by a process that compiled something new for it (an exit handler, so
+that run ends through Python's normal exit), atomically, and never when Python is told not to write
 bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``) or cannot (a read-only install: every process then
 compiles, as before). An unreadable or foreign file is ignored and replaced.
 """

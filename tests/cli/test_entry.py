@@ -49,9 +49,13 @@ def test_a_running_thread_is_still_waited_for() -> None:
 
 
 def test_the_collector_thresholds_are_the_commands_only() -> None:
-    probe = "import gc, mqctl.cli.app\nprint(gc.get_threshold()[0])"
-    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert imported.stdout.strip() == "700"  # importing the CLI leaves Python's default alone
+    def threshold(code: str) -> str:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+
+    default = threshold("import gc\nprint(gc.get_threshold()[0])")
+    assert default != "50000"
+    # importing the CLI leaves Python's default alone
+    assert threshold("import gc, mqctl.cli.app\nprint(gc.get_threshold()[0])") == default
     r = _entry("import atexit, gc\natexit.register(lambda: print(gc.get_threshold()[0]))", "--version")
     assert r.stdout.splitlines()[-1] == "50000"
 
