@@ -1,4 +1,4 @@
-"""The ``mqctl`` process (mqctl.cli.entry): output complete and exit status kept when the
+"""The ``mqctl`` process (mqctl.__main__): output complete and exit status kept when the
 interpreter's teardown is skipped, and the teardown kept when something still needs it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from mqctl_testkit.cli import NOW_MS, invoke, run_process, store_args
 
 def _entry(prelude: str, *args: str) -> subprocess.CompletedProcess[str]:
     """``mqctl ARGS`` started as the installed command starts it, after PRELUDE ran."""
-    script = textwrap.dedent(prelude) + "\nfrom mqctl.cli.entry import main\nmain()\n"
+    script = textwrap.dedent(prelude) + "\nfrom mqctl.__main__ import main\nmain()\n"
     return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120)
 
 
