@@ -1,19 +1,20 @@
-"""Generated code compiled once per machine instead of once per process, as Python keeps a
-module's bytecode in ``__pycache__``.
+"""Generated code compiled once per user instead of once per process, as Python keeps a module's
+bytecode in ``__pycache__``.
 
 ``@record`` writes each class's ``__init__`` as text and compiles it. Compiling costs ~0.1 ms a
 class (~1 ms for the first, while the compiler warms up), and a live ``consumerProgress -g``
 defines 28 records: ~4 ms of every call, for code that is the same in every call. The compiled
-code objects are kept in ``mqctl/__pycache__/generated.<module>.<cache tag>.marshal``, one table
-per mqctl module that defines records (a command reads the tables of the modules it imports),
-keyed by their source text (a changed class is a new key: nothing can be stale), and read with
-``marshal`` like a ``.pyc`` (~25 us a function). Code generated for a module outside mqctl (a
-test's records) is compiled every time, as before.
+code objects are kept in the user's cache directory (``$XDG_CACHE_HOME/mqctl/generated``, else
+``~/.cache/mqctl/generated``: nothing is left inside the installed package, and a read-only
+install benefits too), one table per mqctl module that defines records (a command reads the
+tables of the modules it imports), keyed by their source text (a changed class, or another mqctl
+version, is another key: nothing can be stale), and read with ``marshal`` like a ``.pyc`` (~25 us
+a function). Code generated for a module outside mqctl (a test's records) is compiled every time.
 
 A table is written at exit by a process that compiled something new for it (an exit handler, so
-that run ends through Python's normal exit), atomically, and never when Python is told not to write
-bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``) or cannot (a read-only install: every process then
-compiles, as before). An unreadable or foreign file is ignored and replaced.
+that run ends through Python's normal exit), atomically, and never when Python is told not to
+write bytecode (``PYTHONDONTWRITEBYTECODE``, ``-B``) or cannot (no writable cache directory:
+every process then compiles, as before). An unreadable or foreign file is ignored and replaced.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ _added: dict[str, dict[str, CodeType]] = {}  # by owner: what this process compi
 
 
 def _path(owner: str) -> str:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = sys.implementation.cache_tag or "nocache"
-    return os.path.join(os.path.dirname(__file__), "__pycache__", f"generated.{owner}.{tag}.marshal")
+    return os.path.join(cache, "mqctl", "generated", f"{owner}.{tag}.marshal")
 
 
 def _load(owner: str) -> dict[str, CodeType]:
@@ -86,7 +88,7 @@ def _write(path: str, table: dict[str, CodeType]) -> None:
         with open(tmp, "wb") as f:
             marshal.dump(table, f)
         os.replace(tmp, path)
-    except OSError:  # a read-only install: compile in every process, as without the cache
+    except OSError:  # no writable cache directory: compile in every process, as without the cache
         try:
             os.unlink(tmp)
         except OSError:

@@ -98,3 +98,16 @@ def test_the_table_starts_again_past_its_bound(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(codecache, "_added", {"mqctl.x": {"y = 1": compile("y = 1", "<string>", "exec")}})
     codecache._save()
     assert list(codecache._load("mqctl.x")) == ["y = 1"]
+
+
+def test_the_tables_live_in_the_users_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    tag = sys.implementation.cache_tag
+    assert codecache._path("mqctl.model.queues") == str(
+        tmp_path / "xdg" / "mqctl" / "generated" / f"mqctl.model.queues.{tag}.marshal"
+    )
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert codecache._path("mqctl.x").startswith(str(tmp_path / "home" / ".cache" / "mqctl" / "generated"))
