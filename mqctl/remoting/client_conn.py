@@ -8,15 +8,23 @@ from __future__ import annotations
 import errno
 import os
 import selectors
-import socket
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mqctl.errors import MqctlError, ProtocolError, UnreachableError
 from mqctl.remoting.frame import RemotingCommand
 from mqctl.remoting.frame_decode import FrameDecoder
 
+# The socket type and functions straight from the C module that socket.py wraps: importing socket.py
+# turns its hundreds of constants into IntEnums, ~2 ms of every live call, for nothing read here.
+# A TLS connection takes socket.py's type, the one ssl wraps (ssl imports socket.py anyway).
+try:
+    import _socket as socket
+except ImportError:  # an interpreter without CPython's module of that name
+    import socket  # type: ignore[no-redef]
+
 if TYPE_CHECKING:
+    import socket as std_socket
     import ssl
 
 READ = selectors.EVENT_READ
@@ -139,9 +147,12 @@ class Conn:
         self._mask = 0
         self._blocking: tuple[type[BaseException], ...] = (BlockingIOError, InterruptedError)
         self._eof: tuple[type[BaseException], ...] = ()
+        self._socket_type: Callable[[int, int], socket.socket] = socket.socket
         if tls is not None:
             import ssl
+            from socket import socket as socket_type
 
+            self._socket_type = socket_type
             self._blocking += (ssl.SSLWantReadError, ssl.SSLWantWriteError)
             self._eof = (ssl.SSLZeroReturnError, ssl.SSLEOFError)
 
@@ -221,7 +232,7 @@ class Conn:
         while self._infos:
             family, sockaddr = self._infos.pop(0)
             try:
-                sock = socket.socket(family, socket.SOCK_STREAM)
+                sock = self._socket_type(family, socket.SOCK_STREAM)
             except OSError as exc:
                 last_error = exc.errno
                 continue
@@ -252,9 +263,8 @@ class Conn:
             self._sel.unregister(self.sock)
             self._mask = 0
         try:
-            self.sock = self._tls.wrap_socket(
-                self.sock, server_hostname=self.host, do_handshake_on_connect=False
-            )
+            plain = cast("std_socket.socket", self.sock)  # made by socket.py's type (see __init__)
+            self.sock = self._tls.wrap_socket(plain, server_hostname=self.host, do_handshake_on_connect=False)
         except (OSError, ValueError) as exc:
             raise UnreachableError(f"{self.addr}: TLS setup failed: {exc}") from None
         self.state = HANDSHAKING
