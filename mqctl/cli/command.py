@@ -30,6 +30,9 @@ def _make_context(make: Any, info_name: Any, args: list[str], parent: Any, extra
         raise typer.Exit(0) from None
 
 
+_RAW_OPTS = "mqctl.raw_opts"  # ctx.meta key: the command line as click's parser read it
+
+
 class MqctlCommand(TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -47,12 +50,25 @@ class MqctlCommand(TyperCommand):
         pieces = super().collect_usage_pieces(ctx)
         return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
+    def make_parser(self, ctx):  # type: ignore[no-untyped-def]
+        """click's parser, whose parse before any conversion (a Path option turns '' into '.') is
+        kept for ``parse_args``' checks: the command line is parsed once."""
+        parser = super().make_parser(ctx)
+        parse = parser.parse_args
+
+        def parse_and_keep(args: list[str]) -> Any:
+            opts, rest, order = parse(args=args)
+            ctx.meta[_RAW_OPTS] = dict(opts)
+            return opts, rest, order
+
+        parser.parse_args = parse_and_keep  # type: ignore[method-assign]
+        return parser
+
     def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
-        raw_args = list(args)  # click's parser consumes the list it is given
         rest = super().parse_args(ctx, args)
         if ctx.resilient_parsing:  # completion and help walks: nothing is run
             return rest
-        raw, _rest, _order = self.make_parser(ctx).parse_args(args=raw_args)
+        raw = ctx.meta.pop(_RAW_OPTS, {})
         for name in blank_values(raw, self.get_params(ctx)):
             ctx.fail(f"{name} is empty: give a value, or leave the option out")
         for name in _blank_from_environment(ctx, self.get_params(ctx)):
