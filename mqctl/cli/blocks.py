@@ -39,7 +39,12 @@ class Flag:
 
 def _params(fn: Callable[..., Any], skip: str) -> list[inspect.Parameter]:
     """The function's parameters with their annotations evaluated (the string annotations of
-    ``from __future__ import annotations`` would not resolve outside the function's module)."""
+    ``from __future__ import annotations`` would not resolve outside the function's module).
+    Another block's command has them evaluated already, in the signature that block made."""
+    made = fn.__dict__.get("__signature__")
+    if isinstance(made, inspect.Signature):
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        return [p.replace(kind=keyword) for p in made.parameters.values() if p.name != skip]
     hints = typing.get_type_hints(fn, include_extras=True)
     return [
         p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
