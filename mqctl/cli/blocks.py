@@ -45,12 +45,23 @@ def _params(fn: Callable[..., Any], skip: str) -> list[inspect.Parameter]:
     if isinstance(made, inspect.Signature):
         keyword = inspect.Parameter.KEYWORD_ONLY
         return [p.replace(kind=keyword) for p in made.parameters.values() if p.name != skip]
-    hints = typing.get_type_hints(fn, include_extras=True)
+    hints = _evaluated(fn)
     return [
         p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
         for p in inspect.signature(fn).parameters.values()
         if p.name != skip
     ]
+
+
+def _evaluated(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``typing.get_type_hints(fn, include_extras=True)``. A command names each option's type by
+    an alias of its module (``group: _GroupOpt = None``): when every annotation is such a name,
+    each is that object, as evaluating it gives, without the compile of each string."""
+    scope = fn.__globals__
+    names = {k: v for k, v in fn.__annotations__.items() if k != "return"}
+    if all(isinstance(v, str) and v.isidentifier() and v in scope for v in names.values()):
+        return {k: scope[v] for k, v in names.items()}
+    return typing.get_type_hints(fn, include_extras=True)
 
 
 def block(arg: str, flags: Sequence[Flag], build: Callable[..., Any]) -> Callable[[F], F]:
@@ -74,9 +85,10 @@ def block(arg: str, flags: Sequence[Flag], build: Callable[..., Any]) -> Callabl
             values = {n: kwargs.pop(n) for n in names}
             return fn(**kwargs, **{arg: build(**values)})
 
-        params = own + added
-        command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+        # The annotations live in the signature, evaluated: typer reads each option's from there
+        # (and evaluates ``__annotations__`` again, twice per command built, for nothing).
+        command.__signature__ = inspect.Signature(own + added, return_annotation=None)  # type: ignore[attr-defined]
+        command.__annotations__ = {}
         return command  # type: ignore[return-value]
 
     return decorate
