@@ -294,6 +294,8 @@ class Conn:
         """Act on a readiness event; decoded commands go to ``deliver``."""
         if self.state == CONNECTING:
             self._finish_connect()
+            if self.state == OPEN and self.out:
+                self.flush()  # the event that finished the connect says it is writable
         elif self.state == HANDSHAKING:
             self._handshake()
         elif self.state == OPEN:
