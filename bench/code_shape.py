@@ -3,7 +3,9 @@
 - lines per layer (cli, ops, backends, ...), the longest modules;
 - the longest functions in mqctl/ (lines, ``def`` to last line) and every function over a limit;
 - parameters of each command function (a function registered as a typer command);
-- import cycles between modules at file level (grimp's graph, every import, lazy ones too).
+- import cycles between modules at file level (grimp's graph, every import, lazy ones too);
+- cli's lines by kind: code, option declarations (each flag with its --help text), command help,
+  docstrings, comments, blank lines.
 
     python bench/code_shape.py [--limit 60] [--top 10]
 """
@@ -37,6 +39,36 @@ def _functions(path: Path) -> list[tuple[str, int, ast.FunctionDef | ast.AsyncFu
             start = min([d.lineno for d in node.decorator_list] + [node.lineno])
             out.append((node.name, (node.end_lineno or node.lineno) - start + 1, node))
     return out
+
+
+def _line_kinds(path: Path) -> Counter[str]:
+    """A module's lines by what they are: option declarations (a module-level
+    ``X = Annotated[...]``, typer's flag and its --help text), command help (a module-level
+    ``HELP = ...``), docstrings, comments, blank lines, and code (everything else)."""
+    text = path.read_text()
+    tree = ast.parse(text, str(path))
+    kind: dict[int, str] = {}
+
+    def mark(node: ast.AST, what: str) -> None:
+        for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):  # type: ignore[attr-defined]
+            kind.setdefault(n, what)
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
+            if getattr(node.value.value, "id", "") == "Annotated":
+                mark(node, "option declarations")
+        elif isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["HELP"]:
+            mark(node, "command help")
+    for owner in ast.walk(tree):
+        if isinstance(owner, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if ast.get_docstring(owner) is not None:
+                mark(owner.body[0], "docstrings")
+    counts: Counter[str] = Counter()
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        other = "blank" if not stripped else "comments" if stripped.startswith("#") else "code"
+        counts[kind.get(n) or other] += 1
+    return counts
 
 
 def _command_functions() -> list[tuple[str, str, int, int, int]]:
@@ -127,6 +159,11 @@ def main() -> None:
         "lines per layer: " + ", ".join(f"{k} {v}" for k, v in sorted(lines.items(), key=lambda kv: -kv[1]))
     )
     print(f"total {sum(lines.values())} lines in {len(sizes)} modules")
+    cli: Counter[str] = Counter()
+    for path in _modules():
+        if _layer(path) == "cli":
+            cli += _line_kinds(path)
+    print("cli lines by kind: " + ", ".join(f"{k} {v}" for k, v in cli.most_common()))
     print("longest modules: " + ", ".join(f"{p} {n}" for n, p in sorted(sizes, reverse=True)[: args.top]))
     funcs.sort(reverse=True)
     print(f"longest function: {funcs[0][1]} ({funcs[0][0]} lines)")
