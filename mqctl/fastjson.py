@@ -19,11 +19,11 @@ omitted, like fastjson's default.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from mqctl import cjson
 from mqctl.errors import StoreCorruptError
 from mqctl.lazyre import lazy
 
@@ -144,6 +144,8 @@ class _Parser:
         raise self.fail("expected a value")
 
     def string(self) -> str:
+        import json  # the lenient reader only: a file the standard parser refused
+
         start = self.pos
         try:
             # The C scanner of the stdlib; strict=False accepts raw control characters, which
@@ -238,7 +240,7 @@ def _loads_int_keys(text: str) -> Any:
     parts = _BARE_INT_KEY.split(text)  # [text, prefix, key, text, prefix, key, ..., text]
     parts[2::3] = ['"\\u0000' + key + '"' for key in parts[2::3]]
     try:
-        return json.loads("".join(parts), object_pairs_hook=_int_keys)
+        return cjson.loads("".join(parts), _int_keys, explain=False)
     except (ValueError, RecursionError):
         return None
 
@@ -252,7 +254,7 @@ def loads(text: str) -> Any:
     characters, damage) through the lenient one, which says where the text is wrong.
     """
     try:
-        return json.loads(text)
+        return cjson.loads(text, explain=False)
     except (ValueError, RecursionError):
         pass
     fast = _loads_int_keys(text)

@@ -9,13 +9,13 @@ back-reference reads as null.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from itertools import accumulate
 from typing import Any, TypeVar
 
+from mqctl import cjson
 from mqctl.errors import ProtocolError, StoreError
 from mqctl.fastjson import FrozenKey, loads
 from mqctl.lazyre import lazy
@@ -129,7 +129,7 @@ def parse_object_keyed(body: bytes, what: str) -> dict[Any, Any]:
     rest; any other shape takes the lenient parser, with the same result."""
     text = _text(body, what)
     try:
-        doc = json.loads(_OBJECT_KEY.sub(_quoted, text))
+        doc = cjson.loads(_OBJECT_KEY.sub(_quoted, text), explain=False)
     except (ValueError, RecursionError):
         doc = parse_text(text, what)
     if not isinstance(doc, dict):

@@ -5,10 +5,10 @@ and the command itself, are in ``frame``). Sans-I/O; every malformed input raise
 
 from __future__ import annotations
 
-import json
 import struct
 from types import MappingProxyType
 
+from mqctl import cjson
 from mqctl.errors import ProtocolError
 from mqctl.records import trusted
 from mqctl.remoting.codes import language_name
@@ -26,6 +26,8 @@ def _json_str_field(value: object) -> str:
     if isinstance(value, str):
         return value
     # Odd peers send numbers or booleans; Java would hold their toString().
+    import json
+
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -53,7 +55,7 @@ def _json_language(value: object) -> str:
 
 def _decode_json_header(data: bytes, body: bytes) -> RemotingCommand:
     try:
-        obj = json.loads(data.decode("utf-8", "replace"))
+        obj = cjson.loads(data.decode("utf-8", "replace"))
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"header is not JSON: {str(exc)[:80]}") from None
     if not isinstance(obj, dict):
