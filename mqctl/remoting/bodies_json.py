@@ -190,7 +190,9 @@ def to_int(value: Any, what: str, bounds: tuple[int, int] = INT64) -> int:
         n = value
     elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         n = int(value)
-    elif isinstance(value, str) and _INT_TEXT.fullmatch(value):
+    elif isinstance(value, str) and (
+        (value.isdigit() and value.isascii() and len(value) <= 20) or _INT_TEXT.fullmatch(value)
+    ):  # plain digits (a route's broker ids) need no pattern
         n = int(value)
     else:
         raise ProtocolError(f"{what}: expected an integer, got {_short(value)}")

@@ -421,3 +421,27 @@ def test_fastjson_back_references_read_as_null() -> None:
         None,  # no pullOffset property: unknown
     )
     assert decode_topic_route(b'{"brokerDatas":{"$ref":"@"},"queueDatas":[]}', "T").broker_datas == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0", 0),
+        ("42", 42),
+        (" 7 ", 7),
+        ("-3", -3),
+        ("12345678901234567890", 12345678901234567890),  # 20 digits, then the range check
+    ],
+)
+def test_to_int_reads_integer_text(text: str, expected: int) -> None:
+    from mqctl.remoting.bodies_json import to_int
+
+    assert to_int(text, "x", (-(2**70), 2**70)) == expected
+
+
+@pytest.mark.parametrize("text", ["", "1.5", "+1", "١٢", "123456789012345678901", "1e3", "0x10"])
+def test_to_int_refuses_other_text(text: str) -> None:
+    from mqctl.remoting.bodies_json import to_int
+
+    with pytest.raises(ProtocolError, match="expected an integer"):
+        to_int(text, "x", (-(2**70), 2**70))
