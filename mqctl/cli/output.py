@@ -95,6 +95,8 @@ def emit(fmt: OutputFormat, views: Views, *, headers: bool = True) -> None:
 def scanning(read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``read(*args, **kwargs, on_progress=...)`` under a "scanning" bar on a terminal's stderr
     (after about a second)."""
+    if not sys.stderr.isatty():
+        return read(*args, **kwargs, on_progress=None)
     from mqctl.render.progressbar import DelayedProgress
 
     with DelayedProgress("scanning", sys.stderr, enabled=sys.stderr.isatty()) as bar:
