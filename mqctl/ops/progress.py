@@ -12,12 +12,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from mqctl.backends.base import Backend, ProgressCallback
 from mqctl.errors import BrokersFailedError, CheckFailedError, MqctlError, NotAvailableError
 from mqctl.model import TIME_UNREADABLE, GroupProgress, GroupSummary, ProgressRow
 from mqctl.records import record
 
 if TYPE_CHECKING:  # names only annotations use: a command loads the model modules it needs
+    from mqctl.backends.base import Backend, ProgressCallback
     from mqctl.model import ConsumeStats, MessageQueue, QueueOffset, QueueStat, SubExpr, WatchView
 
 

@@ -78,6 +78,9 @@ def test_summary_is_the_first_paragraph_of_the_commands_help(name: str) -> None:
     assert first == " ".join(COMMANDS[name].summary.split()), f"cli/app.py: COMMANDS[{name!r}].summary"
 
 
+_NEEDLESS_FOR_G = ("json", "json.decoder", "json.encoder", "mqctl.backends.base", "mqctl.render.progressbar")
+
+
 def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
     """consumerProgress -g -o plain -n: routes, consume stats and rows; nothing of --watch, the
     overview's groups, positions in queues (lag time, --tags) or offset writes."""
@@ -90,12 +93,16 @@ def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
             "import sys\nfrom mqctl.cli.app import main\n"
             f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G1', '-n', {cluster.ns!r}, '-o', 'plain']\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"sys.stderr.write('NEEDLESS=' + ','.join(m for m in {_NEEDLESS_FOR_G!r} if m in sys.modules) + '\\n')\n"
             "sys.stderr.write('LOADED=' + ','.join(sorted(m for m in sys.modules if m.startswith('mqctl.model.'))))\n"
         )
         r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     finally:
         cluster.close()
     assert "LOADED=" in r.stderr, r.stderr
+    # Each of these cost a plain -g time for nothing: json's Python modules (mqctl.cjson reads
+    # the answers), the Backend Protocol (annotations only), the progress bar (stderr is no tty).
+    assert r.stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == ""
     loaded = r.stderr.rsplit("LOADED=", 1)[1].strip().split(",")
     # A -g read decides what kind of group it reads (a broadcasting group's progress is on its
     # clients; a POP group's numbers mean something else): model.broadcast, .clients and .pop are
