@@ -27,7 +27,7 @@ from mqctl import cjson
 from mqctl.errors import StoreCorruptError
 from mqctl.lazyre import lazy
 
-__all__ = ["FrozenKey", "dumps_compact", "dumps_pretty", "loads"]
+__all__ = ["FrozenKey", "dumps_compact", "dumps_pretty", "loads", "loads_dialect"]
 
 # Nesting beyond this is not a broker file; refusing it keeps a hostile file from a RecursionError.
 MAX_DEPTH = 256
@@ -257,6 +257,11 @@ def loads(text: str) -> Any:
         return cjson.loads(text, explain=False)
     except (ValueError, RecursionError):
         pass
+    return loads_dialect(text)
+
+
+def loads_dialect(text: str) -> Any:
+    """``loads`` for text the standard parser refused (a caller that tried it first)."""
     fast = _loads_int_keys(text)
     if fast is not None:
         return fast

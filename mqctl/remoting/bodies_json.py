@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 from mqctl import cjson
 from mqctl.errors import ProtocolError, StoreError
-from mqctl.fastjson import FrozenKey, loads
 from mqctl.lazyre import lazy
 from mqctl.model import MessageQueue
 
@@ -89,9 +88,16 @@ def _text(body: bytes, what: str) -> str:
 
 
 def parse_text(text: str, what: str) -> Any:
-    """fastjson text -> value (see ``mqctl.fastjson``); the caller has bounded its depth."""
+    """fastjson text -> value (see ``mqctl.fastjson``); the caller has bounded its depth. Standard
+    JSON (routes and most answers) is read without loading fastjson's reader."""
     try:
-        return loads(text)
+        return cjson.loads(text, explain=False)
+    except (ValueError, RecursionError):
+        pass
+    from mqctl.fastjson import loads_dialect
+
+    try:
+        return loads_dialect(text)
     except StoreError as exc:
         raise ProtocolError(f"{what}: {exc.message}") from None
     except (ValueError, RecursionError):
@@ -152,6 +158,15 @@ def run_store_decoder(decoder: Callable[[bytes, str], T], body: bytes, what: str
 # Typed access
 
 
+def _frozen_key(value: Any) -> bool:
+    """An object fastjson's reader made a map key (no reader loaded, no such key exists)."""
+    if not isinstance(value, tuple):
+        return False
+    from mqctl.fastjson import FrozenKey
+
+    return isinstance(value, FrozenKey)
+
+
 def _is_ref(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and "$ref" in value
 
@@ -160,8 +175,10 @@ def bean(value: Any, what: str) -> Mapping[Any, Any]:
     """A JSON object bound to a Java bean; null and ``$ref`` read as an all-defaults bean."""
     if value is None or _is_ref(value):
         return {}
-    if isinstance(value, (dict, FrozenKey)):
-        return value if isinstance(value, dict) else value.as_dict()
+    if isinstance(value, dict):
+        return value
+    if _frozen_key(value):
+        return value.as_dict()  # type: ignore[no-any-return]
     raise ProtocolError(f"{what}: expected an object, got {type(value).__name__}")
 
 
@@ -266,7 +283,7 @@ def message_queue(key: Any, what: str, broker_hint: str | None = None) -> Messag
     if isinstance(key, str) and key.lstrip().startswith("{"):
         check_depth(key, what)
         key = parse_text(key, what)
-    if not isinstance(key, (dict, FrozenKey)):
+    if not (isinstance(key, dict) or _frozen_key(key)):
         raise ProtocolError(f"{what}: a message queue must be an object, got {_short(key)}")
     obj = bean(key, what)
     topic = get_str(obj, "topic", what)

@@ -78,7 +78,14 @@ def test_summary_is_the_first_paragraph_of_the_commands_help(name: str) -> None:
     assert first == " ".join(COMMANDS[name].summary.split()), f"cli/app.py: COMMANDS[{name!r}].summary"
 
 
-_NEEDLESS_FOR_G = ("json", "json.decoder", "json.encoder", "mqctl.backends.base", "mqctl.render.progressbar")
+_NEEDLESS_FOR_G = (
+    "json",
+    "json.decoder",
+    "json.encoder",
+    "mqctl.fastjson",
+    "mqctl.backends.base",
+    "mqctl.render.progressbar",
+)
 
 
 def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
@@ -101,7 +108,8 @@ def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
         cluster.close()
     assert "LOADED=" in r.stderr, r.stderr
     # Each of these cost a plain -g time for nothing: json's Python modules (mqctl.cjson reads
-    # the answers), the Backend Protocol (annotations only), the progress bar (stderr is no tty).
+    # the answers), fastjson's reader (a -g's answers are standard JSON), the Backend Protocol
+    # (annotations only), the progress bar (stderr is no tty).
     assert r.stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == ""
     loaded = r.stderr.rsplit("LOADED=", 1)[1].strip().split(",")
     # A -g read decides what kind of group it reads (a broadcasting group's progress is on its
