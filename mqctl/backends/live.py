@@ -50,6 +50,12 @@ if TYPE_CHECKING:
     from mqctl.remoting.tls import TlsSettings
 
 
+def _load_decoders() -> None:
+    """The answers' decoders, imported while the first request is out (``when_idle``): a name
+    server takes longer to answer than this import takes."""
+    import mqctl.remoting.bodies  # noqa: F401
+
+
 class LiveBackend:
     """A cluster through its name servers ``namesrv`` ("host:port;host:port").
 
@@ -97,6 +103,7 @@ class LiveBackend:
             tls_insecure=self._tls_insecure,
             on_request=lambda _addr, code: self.requests.update([code]),
         )
+        self._client.when_idle(_load_decoders)
         self._net = LiveNet(self.namesrv, self._client)
         return self
 

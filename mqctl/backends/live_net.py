@@ -153,9 +153,9 @@ class LiveNet:
         """GET_ROUTEINFO_BY_TOPIC, once per topic per command; NotFoundError with the server's remark."""
         cached = self._routes.get(topic)
         if cached is None:
+            addr, resp = self.ns_call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
             from mqctl.remoting.bodies import decode_topic_route
 
-            addr, resp = self.ns_call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
             if resp.code == ResponseCode.TOPIC_NOT_EXIST:
                 remark = (resp.remark or "").split("\n")[0].strip()
                 cached = NotFoundError(remark or f"No topic route info in name server for the topic: {topic}")

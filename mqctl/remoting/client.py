@@ -82,7 +82,9 @@ class RemotingClient:
     outstanding per connection; the rest wait their turn. Requests from the server are answered
     ``REQUEST_CODE_NOT_SUPPORTED`` (3) unless one-way, as a Java client without that processor does.
     A connection on which a request timed out is closed once nothing else is in flight on it.
-    Not thread-safe: one client per thread.
+    Work handed to ``when_idle`` runs while requests are out and nothing is left to send: the
+    time the servers take to answer, otherwise spent waiting. Not thread-safe: one client per
+    thread.
     """
 
     def __init__(
@@ -118,6 +120,7 @@ class RemotingClient:
         self.serialize_type = serialize_type
         self._pool: dict[str, Conn] = {}
         self._ssl_context: ssl.SSLContext | None = None
+        self._idle: deque[Callable[[], object]] = deque()
 
     def __enter__(self) -> RemotingClient:
         return self
@@ -130,6 +133,23 @@ class RemotingClient:
         for conn in self._pool.values():
             conn.close()
         self._pool.clear()
+
+    def when_idle(self, work: Callable[[], object]) -> None:
+        """Run ``work`` once, the next time this client waits for answers with every request sent
+        (e.g. importing the decoder of an answer on its way). For work done later anyway: an
+        exception from it is dropped here and raised again where the work is really needed."""
+        self._idle.append(work)
+
+    def _idle_work(self) -> bool:
+        """One piece of the ``when_idle`` work, if there is any; whether one ran."""
+        if not self._idle:
+            return False
+        work = self._idle.popleft()
+        try:
+            work()
+        except Exception:  # noqa: BLE001, S110 - warm-up only (see when_idle)
+            pass
+        return True
 
     def call(
         self,
@@ -375,6 +395,8 @@ class _Batch:
             timeout = min(timeout, _RESOLVE_POLL)
         if any(c.buffered_input() for c in conns):
             timeout = 0.0
+        if timeout and all(c.state == OPEN and not c.out for c in conns) and self.client._idle_work():
+            return  # the answers may have come meanwhile: the loop looks again before waiting
         for key, mask in self.sel.select(timeout):
             self._on_event(key.data, mask)
         for conn in conns:

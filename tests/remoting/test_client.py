@@ -47,6 +47,42 @@ def wait_for(predicate: object, limit: float = 2.0) -> None:
         time.sleep(0.005)
 
 
+# -- work while waiting --------------------------------------------------------------------------
+
+
+def test_idle_work_runs_once_with_the_request_already_sent(silent: FakeServer) -> None:
+    """when_idle work runs while the answer is awaited: the server holds the request by then (were
+    the work run before the send, the server would see nothing while it blocks the client)."""
+    seen: list[int] = []
+
+    def work() -> None:
+        wait_for(lambda: silent.requests)
+        seen.append(len(silent.requests))
+
+    with RemotingClient(timeout=SHORT) as client:
+        client.when_idle(work)
+        with pytest.raises(errors.RemoteTimeoutError):
+            client.call(silent.addr, 30)
+        with pytest.raises(errors.RemoteTimeoutError):
+            client.call(silent.addr, 30)
+    assert seen == [1]
+
+
+def test_failing_idle_work_leaves_the_call_alone(echo: FakeServer) -> None:
+    ran: list[str] = []
+
+    def work() -> None:
+        ran.append("x")
+        raise ImportError("no such module")
+
+    with RemotingClient(timeout=SHORT) as client:
+        client.when_idle(work)
+        client.when_idle(lambda: ran.append("y"))
+        results = client.call_many([Call(echo.addr, 30), Call(echo.addr, 31)])
+    assert echoes(results) == ["30", "31"]
+    assert ran[0] == "x"  # run in turn; whether the second ran depends on how soon the echo came
+
+
 # -- plain calls ------------------------------------------------------------------------------------
 
 
