@@ -40,6 +40,10 @@ class LiveRounds(Protocol):
     def broker_version(self, broker: str) -> int | None: ...
 
 
+def _load_dialect_reader() -> None:
+    import mqctl.fastjson  # noqa: F401
+
+
 def split_namesrv(value: str) -> list[str]:
     """``host:port;host:port`` (mqadmin's -n and NAMESRV_ADDR) -> the addresses, in order."""
     return [a.strip() for a in value.split(";") if a.strip()]
@@ -173,6 +177,9 @@ class LiveNet:
         if self._cluster is None:
             from mqctl.remoting.bodies import decode_cluster_info
 
+            # its broker ids are bare integer keys ({0:"host:port"}): fastjson's reader, loaded
+            # while the name server answers
+            self.client.when_idle(_load_dialect_reader)
             addr, resp = self.ns_call(RequestCode.GET_BROKER_CLUSTER_INFO)
             self._cluster = decode_cluster_info(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO).body)
             self._addrs.clear()
