@@ -90,32 +90,32 @@ def test_too_deep_raises_recursion_error_as_json_does() -> None:
         cjson.loads(text)
 
 
+def _fresh(code: str) -> str:
+    """stdout of ``code`` in a new interpreter (where nothing has imported json yet)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
+_JSON_LOADED = "print(sorted(m for m in sys.modules if m == 'json' or m.startswith('json.')))"
+
+
 def test_reading_json_does_not_import_json() -> None:
-    code = (
-        "import sys; from mqctl import cjson; "
-        "v = cjson.loads('{\"a\": [1, 2]}'); "
-        "print(v, sorted(m for m in sys.modules if m == 'json' or m.startswith('json.')))"
+    out = _fresh(
+        f"import sys\nfrom mqctl import cjson\nprint(cjson.loads('{{\"a\": [1, 2]}}'))\n{_JSON_LOADED}"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "{'a': [1, 2]} []"
+    assert out.split("\n")[:2] == ["{'a': [1, 2]}", "[]"]
 
 
 def test_a_quiet_refusal_does_not_import_json() -> None:
-    code = (
-        "import sys; from mqctl import cjson\n"
-        "try:\n    cjson.loads('{0:250}', explain=False)\nexcept ValueError as e:\n    print(type(e).__name__)\n"
-        "print('json' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["NotJSON", "False"]
+    refuse = "try:\n    cjson.loads('{0:250}', explain=False)\nexcept ValueError as e:\n    print(type(e).__name__)"
+    out = _fresh(f"import sys\nfrom mqctl import cjson\n{refuse}\n{_JSON_LOADED}")
+    assert out.split("\n")[:2] == ["NotJSON", "[]"]
 
 
 def test_a_fresh_process_gets_jsons_message() -> None:
     """Before json is imported the C parser cannot raise its error class (it looks it up in
     json.decoder): the refusal still ends in the standard library's error and message."""
-    code = (
-        "from mqctl import cjson\n"
-        "try:\n    cjson.loads('{0:250}')\nexcept ValueError as e:\n    print(type(e).__name__, e.pos, e.msg)\n"
+    refuse = (
+        "try:\n    cjson.loads('{0:250}')\nexcept ValueError as e:\n    print(type(e).__name__, e.pos, e.msg)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = _fresh(f"from mqctl import cjson\n{refuse}")
     assert out.strip() == "JSONDecodeError 1 Expecting property name enclosed in double quotes"
