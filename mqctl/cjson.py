@@ -66,10 +66,9 @@ def loads(text: str, object_pairs_hook: PairsHook | None = None, *, explain: boo
     if _make_scanner is not None:
         try:
             return _scan(text, object_pairs_hook)
-        except RecursionError:
-            raise
         # StopIteration: no value where one starts. The C parser's own errors are JSONDecodeError
         # once json.decoder is imported and SystemError before (it looks the class up there).
+        # RecursionError is none of these: it goes to the caller.
         except (StopIteration, ValueError, SystemError):
             if not explain:
                 raise NotJSON("not standard JSON") from None

@@ -99,5 +99,5 @@ def scanning(read: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return read(*args, **kwargs, on_progress=None)
     from mqctl.render.progressbar import DelayedProgress
 
-    with DelayedProgress("scanning", sys.stderr, enabled=sys.stderr.isatty()) as bar:
+    with DelayedProgress("scanning", sys.stderr, enabled=True) as bar:
         return read(*args, **kwargs, on_progress=bar.update)
