@@ -50,7 +50,9 @@ def _scan(text: str, object_pairs_hook: PairsHook | None) -> Any:
     scanner = _scanners.get(object_pairs_hook)
     if scanner is None:
         scanner = _scanners[object_pairs_hook] = _make_scanner(_Context(object_pairs_hook))
-    start = len(text) - len(text.lstrip(_WS))
+    start = 0
+    while start < len(text) and text[start] in _WS:  # (no stripped copy of a large body)
+        start += 1
     value, end = scanner(text, start)
     if end != len(text) and text[end:].strip(_WS):
         raise NotJSON("extra data")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import partial
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,12 +50,6 @@ if TYPE_CHECKING:
     from mqctl.remoting.frame import RemotingCommand
     from mqctl.remoting.signing import Credentials
     from mqctl.remoting.tls import TlsSettings
-
-
-def _load_decoders() -> None:
-    """The answers' decoders, imported while the first request is out (``when_idle``): a name
-    server takes longer to answer than this import takes."""
-    import mqctl.remoting.bodies  # noqa: F401
 
 
 class LiveBackend:
@@ -103,7 +99,9 @@ class LiveBackend:
             tls_insecure=self._tls_insecure,
             on_request=lambda _addr, code: self.requests.update([code]),
         )
-        self._client.when_idle(_load_decoders)
+        # the answers' decoders, imported while the first request is out (a name server takes
+        # longer to answer than the import takes)
+        self._client.when_idle(partial(import_module, "mqctl.remoting.bodies"))
         self._net = LiveNet(self.namesrv, self._client)
         return self
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
+from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
 
 from mqctl.errors import BrokerResponseError, MqctlError, NotFoundError, ProtocolError, UnreachableError
@@ -38,10 +40,6 @@ class LiveRounds(Protocol):
     def min_offsets(self, queues: Sequence[MessageQueue]) -> dict[MessageQueue, int]: ...
     def consumer_connection(self, group: str) -> ConsumerConnection: ...
     def broker_version(self, broker: str) -> int | None: ...
-
-
-def _load_dialect_reader() -> None:
-    import mqctl.fastjson  # noqa: F401
 
 
 def split_namesrv(value: str) -> list[str]:
@@ -179,7 +177,7 @@ class LiveNet:
 
             # its broker ids are bare integer keys ({0:"host:port"}): fastjson's reader, loaded
             # while the name server answers
-            self.client.when_idle(_load_dialect_reader)
+            self.client.when_idle(partial(import_module, "mqctl.fastjson"))
             addr, resp = self.ns_call(RequestCode.GET_BROKER_CLUSTER_INFO)
             self._cluster = decode_cluster_info(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO).body)
             self._addrs.clear()
