@@ -395,7 +395,8 @@ class _Batch:
             timeout = min(timeout, _RESOLVE_POLL)
         if any(c.buffered_input() for c in conns):
             timeout = 0.0
-        if timeout and all(c.state == OPEN and not c.out for c in conns) and self.client._idle_work():
+        idle = self.client._idle and timeout and all(c.state == OPEN and not c.out for c in conns)
+        if idle and self.client._idle_work():
             return  # the answers may have come meanwhile: the loop looks again before waiting
         for key, mask in self.sel.select(timeout):
             self._on_event(key.data, mask)
