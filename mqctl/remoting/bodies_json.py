@@ -55,7 +55,8 @@ MAX_DEPTH = 64
 _STRING = lazy(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 _PLAIN_STRING = lazy(r'"[^"]*(?:"|\Z)')  # the same strings in a text without backslashes
 _NOT_BRACKET = lazy(r"[^\[\]{}]+")
-_DELTA = {"{": 1, "[": 1, "}": -1, "]": -1}
+_DELTA = {"{": 1, "[": 1, "}": -1, "]": -1, 0x7B: 1, 0x5B: 1, 0x7D: -1, 0x5D: -1}  # as text and as bytes
+_NOT_MARK = bytes(b for b in range(256) if b not in b'[]{}"')  # what _brackets deletes
 _INT_TEXT = lazy(r"\s*-?\d{1,20}\s*", re.ASCII)
 _FLOAT_TEXT = lazy(r"\s*-?(\d+\.?\d*|\.\d+)([eE][-+]?\d{1,4})?\s*", re.ASCII)
 _TRUE = ("true", "1")
@@ -68,10 +69,27 @@ def check_depth(text: str, what: str) -> None:
     """Refuse text whose brackets (outside strings) nest deeper than ``MAX_DEPTH``."""
     if text.count("{") + text.count("[") <= MAX_DEPTH:
         return
-    strings = _STRING if "\\" in text else _PLAIN_STRING  # the plain form is three times faster
-    brackets = _NOT_BRACKET.sub("", strings.sub("", text))
-    if max(accumulate(map(_DELTA.__getitem__, brackets)), default=0) > MAX_DEPTH:
+    if max(accumulate(map(_DELTA.__getitem__, _brackets(text))), default=0) > MAX_DEPTH:
         raise ProtocolError(f"{what}: JSON nested deeper than {MAX_DEPTH} levels")
+
+
+def _brackets(text: str) -> str | bytes:
+    """The brackets of ``text`` that lie outside its strings, in order.
+
+    Usually found without a pattern: the text's bytes with everything but brackets and quotes
+    deleted (bytes.translate, ~1 ns a byte) hold each string as its two quotes around the
+    brackets inside it. When no string holds a bracket every string is an adjacent ``""``, and
+    deleting those leaves no quote: the rest are the brackets outside strings. (Deleting pairs
+    from the left matches each string's quotes in turn; a string holding a bracket leaves its
+    opening quote behind, and so does an unterminated one.) Escapes, or a leftover quote, take
+    the patterns, which read every string in full (a 380 KB body: 5.5 ms there, 0.8 here)."""
+    if "\\" not in text:
+        marks = text.encode("utf-8", "surrogatepass").translate(None, _NOT_MARK)
+        outside = marks.replace(b'""', b"")
+        if b'"' not in outside:
+            return outside
+    strings = _STRING if "\\" in text else _PLAIN_STRING  # the plain form is three times faster
+    return _NOT_BRACKET.sub("", strings.sub("", text))
 
 
 def _text(body: bytes, what: str) -> str:
