@@ -133,6 +133,45 @@ def test_decode_rejects(data: bytes) -> None:
         decode_consumer_offsets(data)
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        b'"t@g":{0:1.5}',
+        b'"t@g":{0:true}',
+        b'"t@g":{2147483648:1}',
+        b'"t@g":{-2147483649:1}',
+        b'"t@g":{0:9223372036854775808}',
+        b'"t@g":{0:-9223372036854775809}',
+        b'"t@g":{0:"1"}',  # a number written as a string: read as the number
+        b'"t@g":{"2":"3"}',
+        b'"t@g":[1]',
+        b"7:{0:1}",
+    ],
+)
+def test_an_entry_among_plain_ones_reads_as_alone(entry: bytes) -> None:
+    # A table is read at once when every entry is plain; one that is not sends the whole table
+    # entry by entry, with the same result (or error) as that entry alone.
+    def outcome(data: bytes) -> object:
+        try:
+            offsets = decode_consumer_offsets(data).offsets
+        except StoreCorruptError as exc:
+            return exc.message
+        return {k: v for k, v in offsets.items() if k not in ("a@g", "b@g")}
+
+    alone = b'{"offsetTable":{' + entry + b"}}"
+    among = b'{"offsetTable":{"a@g":{0:1,1:2},' + entry + b',"b@g":{3:4}}}'
+    assert outcome(among) == outcome(alone)
+
+
+def test_plain_table_reads_every_entry() -> None:
+    data = b'{"offsetTable":{"a@g":{0:1,1:-1},"b@g":{},"c@g":{2147483647:9223372036854775807,-2147483648:0}}}'
+    assert decode_consumer_offsets(data).offsets == {
+        "a@g": {0: 1, 1: -1},
+        "b@g": {},
+        "c@g": {2147483647: 2**63 - 1, -(2**31): 0},
+    }
+
+
 @settings(max_examples=200)
 @given(st.binary(max_size=80))
 def test_random_bytes_only_typed_errors(data: bytes) -> None:
