@@ -236,7 +236,46 @@ def encode_request(
     if serialize_type != JSON:
         return encode_command(request(code, ext_fields, body, opaque=opaque, version=version), serialize_type)
     ext = {k: java_str(v) for k, v in (ext_fields or {}).items() if v is not None}
+    shape = _shape(code, tuple(ext), version)
+    if shape is not None and type(opaque) is int and _INT32_MIN <= opaque <= _INT32_MAX:
+        template, order = shape
+        values = [*ext.values()]
+        if _plain("".join(values)):
+            header = (template % (*[values[i] for i in order], opaque)).encode("ascii")
+            if not body:
+                return _PREFIX.pack(4 + len(header), (JSON << 24) | len(header)) + header
+            return _framed(header, bytes(body), JSON)
     return _framed(_json_header_of(code, opaque, 0, version, "JAVA", None, ext), bytes(body), JSON)
+
+
+# A request's JSON header by its code, field names (in the caller's order) and version: a
+# %-template of its field values and opaque, and the order the values take in it. An overview sends
+# 2,000 requests of two shapes; each is written in a third of the time _json_header_of takes. The
+# template is _json_header_of's own text, with a mark in each value's place. Only int32 codes and
+# versions and identifier names make one; a value with anything to escape takes _json_header_of.
+_SHAPES: dict[tuple[int, tuple[str, ...], int], tuple[str, tuple[int, ...]] | None] = {}
+
+
+def _shape(code: int, names: tuple[str, ...], version: int) -> tuple[str, tuple[int, ...]] | None:
+    key = (code, names, version)
+    if key in _SHAPES:
+        return _SHAPES[key]
+    shape = None
+    if (
+        type(code) is int
+        and type(version) is int
+        and header_ints(code, 0, 0, version)
+        and all(n.isascii() and n.isidentifier() for n in names)  # no quote, "%", "<" or escape
+    ):
+        marks = [f"<{i}>" for i in range(len(names))]
+        text = _json_header_of(code, 0, 0, version, "JAVA", None, dict(zip(names, marks))).decode("ascii")
+        order = tuple(sorted(range(len(names)), key=lambda i: text.index(marks[i])))
+        for mark in marks:
+            text = text.replace(mark, "%s")
+        shape = (text.replace(',"opaque":0,', ',"opaque":%d,'), order)
+    if len(_SHAPES) < 64:  # a few shapes per command: a bound, not a cache policy
+        _SHAPES[key] = shape
+    return shape
 
 
 def _framed(header: bytes, body: bytes, serialize_type: int) -> bytes:

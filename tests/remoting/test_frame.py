@@ -424,6 +424,53 @@ def test_encode_request_writes_what_encode_command_writes(
     assert new() == old()
 
 
+# A shape (code, field names, version) seen before writes from its template: many requests of a
+# few shapes, names in any order, values that need escaping or not, opaques in range or not.
+_SHAPED_NAMES = st.sampled_from(
+    [
+        (),
+        ("consumerGroup",),
+        ("topic", "consumerGroup"),
+        ("consumerGroup", "topic"),
+        ("b", "a", "c"),
+        ("a-b", "x"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from([208, 203, 105, 2**31, -1]),
+    _SHAPED_NAMES,
+    st.lists(
+        st.one_of(FIELD_VALUES, st.sampled_from(["bench-og-0001", "bench-topic", "50%", "<0>", "%s"])),
+        min_size=3,
+        max_size=3,
+    ),
+    st.one_of(st.integers(0, 2000), st.integers(-(2**31) - 1, 2**31), st.booleans()),
+    st.binary(max_size=4),
+    st.sampled_from([453, 479, 2**40]),
+)
+def test_encode_request_by_shape_writes_what_encode_command_writes(
+    code: int, names: tuple[str, ...], values: list, opaque: int, body: bytes, version: int
+) -> None:
+    from mqctl.remoting.frame import encode_request
+
+    fields = dict(zip(names, values))
+    try:
+        old: bytes | str = encode_command(request(code, fields, body, opaque=opaque, version=version), JSON)
+    except ProtocolError as exc:
+        old = exc.message
+    for _ in range(2):  # the second time from the template the first one made
+        try:
+            new: bytes | str = encode_request(
+                code, fields, body, opaque=opaque, version=version, serialize_type=JSON
+            )
+        except ProtocolError as exc:
+            new = exc.message
+        assert new == old
+
+
 def test_decoded_commands_are_whole_records() -> None:
     """A header as brokers write it is read without the constructor's copies: the command is
     still equal to, hashed and shown like, and as immutable as one built by the constructor."""
