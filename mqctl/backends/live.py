@@ -311,8 +311,6 @@ class LiveBackend:
     def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
         """GET_CONSUMER_CONNECTION_LIST from the first broker of the group's route that answers
         (clients register with every broker; mqadmin asks a random one), or at ``at``."""
-        from mqctl.remoting.bodies import decode_consumer_connection
-
         if at is not None:
             from mqctl.backends.live_pop import connection_at
 
@@ -335,6 +333,10 @@ class LiveBackend:
                 f"consumer group {group!r} has no consumer online (the broker's answer: {result.remark})",
                 "connections exist only while clients run; consumerProgress shows the group's offsets",
             )
+        # (the decoder and the client records load only for an answer with clients: a group
+        # without offsets asks this to tell whether it is broadcasting, and is usually offline)
+        from mqctl.remoting.bodies import decode_consumer_connection
+
         conn = decode_consumer_connection(self.net.ok(result, self.net.broker_addr(broker), code).body, group)
         if not conn.connections:
             raise NotFoundError(f"consumer group {group!r} has no consumer online")
@@ -366,7 +368,7 @@ class LiveBackend:
     def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
         """GET_ALL_CONSUMER_OFFSET of every broker at once, its 3-part keys only (``group``'s).
         Right after ``groups_overview`` the tables it read are used, once (the same snapshot)."""
-        from mqctl.backends.live_groups import broadcast_pulls
+        from mqctl.backends.live_pulls import broadcast_pulls
 
         known, self._tables = self._tables, {}
         pulls, warnings = broadcast_pulls(self, group, known)

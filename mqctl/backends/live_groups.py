@@ -30,12 +30,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.backends.live_pulls import Tables
 from mqctl.errors import MqctlError
 from mqctl.model import (
     FOUND_OFFSETS,
     FOUND_RETRY_TOPIC,
     FOUND_SUBSCRIPTION,
-    BackendWarning,
     ConsumerConnection,
     ConsumeStats,
     GroupOverview,
@@ -64,9 +64,6 @@ def _retry_groups(backend: LiveRounds) -> list[str]:
     )
     groups = (group_of_retry_topic(t) for t in string_order(topics))
     return list(dict.fromkeys(g for g in groups if g))
-
-
-Tables = dict[str, dict[str, dict[int, int]]]  # broker -> "topic@group" -> queue id -> offset
 
 
 class _Round:
@@ -279,38 +276,3 @@ def _detailed(backend: LiveRounds, overviews: list[GroupOverview], tables: Table
 def _committed(tables: Tables, group: str, mq: MessageQueue) -> bool | None:
     table = tables.get(mq.broker_name)
     return None if table is None else mq.queue_id in table.get(f"{mq.topic}@{group}", {})
-
-
-def broadcast_pulls(
-    backend: LiveRounds, group: str | None, known: Tables
-) -> tuple[dict[str, dict[MessageQueue, int]], list[BackendWarning]]:
-    """``LiveBackend.broadcast_pull_offsets``: every broker's offset table (``known``: the ones
-    already read and decoded; the others asked in one round), its ``topic@group@broadcast``
-    entries (``group``'s only, when given: a table that cannot hold them is not decoded; at 1,000
-    groups a table is ~5 ms of decoding), and a warning for each broker that did not answer."""
-    from mqctl.remoting.bodies import decode_consumer_offsets_body, holds_broadcast_entry
-
-    brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
-    asked = [b for b in brokers if b not in known]
-    answers = backend.ask([(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in asked])
-    tables: Tables = {}
-    warnings: list[BackendWarning] = []
-    for b, r in zip(asked, answers):
-        if isinstance(r, MqctlError):
-            warnings.append(BackendWarning(b, f"no offset table (broadcast pull offsets): {r.message}"))
-        elif (
-            r.code == ResponseCode.SUCCESS
-            and r.body
-            and (group is None or holds_broadcast_entry(r.body, group))
-        ):
-            tables[b] = decode_consumer_offsets_body(r.body)
-        # else: "No consumer offset in this broker", or no entry of the group's in it
-    return _broadcast_entries({b: known.get(b) or tables.get(b, {}) for b in brokers}, group), warnings
-
-
-def _broadcast_entries(tables: Tables, group: str | None) -> dict[str, dict[MessageQueue, int]]:
-    if not any(tables.values()):
-        return {}  # (nothing decoded: -g of a group without offsets loads no key reader either)
-    from mqctl.store.offsets import broadcast_entries
-
-    return broadcast_entries(tables, group)

@@ -120,3 +120,32 @@ def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
         "mqctl.model.results",
         "mqctl.model.versions",
     ], loaded
+
+
+def test_a_group_without_offsets_asks_if_it_is_broadcasting_without_the_overviews_modules() -> None:
+    """-g of an offline group with a retry topic and no committed offset: the broadcast question
+    (the connection, then the brokers' pull offsets) loads neither the client records and their
+    decoder (no client answered) nor the groups overview."""
+    from mqctl_testkit.fakecluster import FakeCluster
+    from mqctl_testkit.live_scenario import Queue, Topic, build_model
+
+    model = build_model()
+    for broker in model.brokers:
+        broker.topics["%RETRY%G5"] = Topic([Queue()])
+        broker.groups.append("G5")
+    cluster = FakeCluster(model)
+    needless = ("mqctl.model.clients", "mqctl.remoting.bodies_client", "mqctl.backends.live_groups")
+    try:
+        probe = (
+            "import sys\nfrom mqctl.cli.app import main\n"
+            f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G5', '-n', {cluster.ns!r}, '-o', 'plain']\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "sys.stderr.write('ASKED=' + str('mqctl.backends.live_pulls' in sys.modules) + '\\n')\n"
+            f"sys.stderr.write('NEEDLESS=' + ','.join(m for m in {needless!r} if m in sys.modules) + '\\n')\n"
+        )
+        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    finally:
+        cluster.close()
+    assert "has no committed offsets on any broker" in r.stderr, r.stderr
+    assert "ASKED=True" in r.stderr, r.stderr  # the pull offsets were asked for
+    assert r.stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == "", r.stderr
