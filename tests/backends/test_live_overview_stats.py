@@ -169,3 +169,35 @@ def test_a_broker_down_fails_every_groups_stats_there(cluster: FakeCluster) -> N
     assert [b for b, _g, _t in _stats_asked(cluster)] == ["broker-a"] * len(
         [p for p in _pairs(cluster) if p[0] == "broker-a"]
     )  # nothing on broker-b
+
+
+def test_groups_come_in_mqadmins_order_whatever_the_name_servers_list_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mqadmin puts the topic list into a HashSet and walks it: the overview's retry-topic groups
+    come in that order even when the name server lists its topics otherwise (here reversed; the
+    client works the order out while the brokers answer, or after them)."""
+    from mqctl_testkit import fakebodies
+    from mqctl_testkit.fakemodel import hashset_order
+
+    from mqctl.model import FOUND_RETRY_TOPIC
+
+    model = build_model()
+    names = [f"Grp{i:02d}" for i in range(20)]
+    for broker in model.brokers:
+        for g in names:
+            broker.topics[f"%RETRY%{g}"] = Topic([Queue()])
+    monkeypatch.setattr(fakebodies, "hashset_order", lambda items: list(reversed(hashset_order(items))))
+    c = FakeCluster(model)
+    try:
+        with LiveBackend(c.ns, timeout=20) as backend:
+            overviews = backend.groups_overview()
+            listed = [ov.ref.name for ov in overviews if FOUND_RETRY_TOPIC in ov.ref.found_in]
+            online = {ov.ref.name: len(ov.connection.connections) for ov in overviews if ov.connection}
+    finally:
+        c.close()
+    sent = list(reversed(hashset_order(model.topic_names())))  # what the name server listed
+    expected = [t.removeprefix("%RETRY%") for t in hashset_order(sent) if t.startswith("%RETRY%")]
+    assert listed == list(dict.fromkeys(expected))
+    assert listed != list(reversed(listed))  # the list was not already in that order
+    assert online == {"G1": 2}  # each group's connections are its own, asked in the list's order
