@@ -215,6 +215,40 @@ def test_live_overview_lists_what_mqadmin_lists(
     assert ok, "live overview differs from mqadmin, see the fidelity section"
 
 
+def test_live_overview_asks_for_clients_where_the_group_heartbeats(
+    cluster: RocketMQ, fidelity, tmp_path
+) -> None:
+    """A group whose one topic lives on broker-b only: its clients heartbeat to broker-b alone,
+    which makes the group's retry topic there (ClientManageProcessor.heartBeat), and mqadmin asks a
+    broker of that topic's route for the connections. The overview's row of the group shows the
+    same clients as mqadmin's (#Count #Version #Type #Model; #TPS masked)."""
+    topic, group = "TopicOnlyOnB", "GroupOnlyOnB"
+    cluster.admin(f"topic:{topic}:2:broker-b", f"group:{group}:broker-b")
+    cluster.produce(topic, [f"send - k{i} {i % 2} broker-b" for i in range(4)])
+    stop = tmp_path / "stop-consumer"
+    consumer = threading.Thread(
+        target=lambda: cluster.consume(topic, group, "*", idle=90, linger=1, stop_file=stop)
+    )
+    consumer.start()
+    try:
+        deadline = time.monotonic() + 120
+        while live(cluster, "consumerConnection", "-g", group).returncode != 0:  # asks the route's broker
+            assert time.monotonic() < deadline, "the consumer never came online"
+            time.sleep(1)
+        theirs = _overview_rows(cluster.mqadmin_ok("consumerProgress")).get(group)
+        ours = _overview_rows(live_ok(cluster, "consumerProgress", "-o", "plain")).get(group)
+    finally:
+        stop.touch()
+        consumer.join(timeout=200)
+    assert theirs is not None and theirs[0] != "0", f"mqadmin does not see the clients: {theirs}"
+    ok = fidelity.check(
+        f"live overview {group}: clients asked where they heartbeat",
+        None if ours is None else ours[:-2] + ours[-1:],
+        theirs[:-2] + theirs[-1:],
+    )
+    assert ok, "the live overview's clients differ from mqadmin's, see the fidelity section"
+
+
 def _overview_asked_per_topic(cluster: RocketMQ, groups: list[str], fidelity) -> bool:  # type: ignore[no-untyped-def]
     """In process: the overview asks GET_CONSUME_STATS once per (group, topic) of each broker's
     offset table, the topic named, and nothing per group without it; every group's stats equal
