@@ -5,11 +5,13 @@ iterated in the Java HashSet order it decodes the list into) and then, group by 
 for consume stats and connections (about eight requests each, one after the other). Here the
 same answers come in two pipelined rounds:
 
-1. every broker's offset table (GET_ALL_CONSUMER_OFFSET, 43) and group list
-   (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201), with one GET_CONSUMER_CONNECTION_LIST per group
-   mqadmin lists;
+1. every broker's offset table (GET_ALL_CONSUMER_OFFSET, 43), group list
+   (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201) and topic list (GET_ALL_TOPIC_CONFIG, 21), with one
+   GET_CONSUMER_CONNECTION_LIST per group mqadmin lists, of the first broker;
 2. GET_CONSUME_STATS (208) for every (group, topic) pair of each broker's offset table, with the
-   ``topic`` field, and the connections of the groups only the tables know.
+   ``topic`` field, and the connections of the groups only the tables know and of those whose
+   retry topic the first broker does not have (asked where it is, as mqadmin asks a broker of its
+   route: ``_connection_plan``).
 
 208 without a topic walks the topics ``whichTopicByConsumer`` finds in the broker's offset table
 -- a scan of the whole table, for every group: at 1,000 groups the broker spends a quarter of a
@@ -97,12 +99,14 @@ class _Round:
         self.dead: dict[str, str] = {}
         self.tables: Tables = {}
         self.early: list[RemotingCommand | MqctlError] = []
+        self.topics: dict[str, frozenset[str]] = {}  # broker -> its topic names (when it answered)
 
 
 def _tables_round(backend: LiveRounds, brokers: list[str], early: list[Request]) -> _Round:
-    """43 and 201 from every broker; ``early`` requests ride along."""
+    """43, 201 and 21 from every broker; ``early`` requests ride along."""
     asked: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
     asked += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
+    asked += [(b, RequestCode.GET_ALL_TOPIC_CONFIG, {}) for b in brokers]
     results = backend.ask(asked + early)
     rnd = _Round()
     rnd.early = results[len(asked) :]
@@ -112,7 +116,11 @@ def _tables_round(backend: LiveRounds, brokers: list[str], early: list[Request])
 
 
 def _read_tables(rnd: _Round, asked: list[Request], results: list) -> None:
-    from mqctl.remoting.bodies import decode_consumer_offsets_body, decode_subscription_group_names
+    from mqctl.remoting.bodies import (
+        decode_consumer_offsets_body,
+        decode_subscription_group_names,
+        decode_topic_config_names,
+    )
     from mqctl.store.offsets import COMMITTED, split_offset_key
 
     for (b, code, _fields), r in zip(asked, results):
@@ -129,6 +137,8 @@ def _read_tables(rnd: _Round, asked: list[Request], results: list) -> None:
                 parts = split_offset_key(key)
                 if parts is not None and parts[2] == COMMITTED:
                     rnd.with_offsets.add(parts[1])
+        elif code == RequestCode.GET_ALL_TOPIC_CONFIG:
+            rnd.topics[b] = decode_topic_config_names(r.body)
         else:
             rnd.with_config.update(decode_subscription_group_names(r.body))
 
@@ -201,8 +211,8 @@ def overview(backend: LiveRounds, *, detail: bool = False) -> tuple[list[GroupOv
     offset there (the offset tables already read)."""
     brokers = [b.broker_name for b in backend.net.brokers() if b.select_addr()]
     groups = _RetryGroups(backend)
-    # Connections are registered with every broker: ask one that answers (the first, unless
-    # it did not answer the tables; mqadmin's groups are known already: asked with the tables).
+    # mqadmin's groups are known already: their connections are asked with the tables, of the
+    # first broker (see _connection_plan for when that answer does not stand).
     early: list[Request] = [
         (b, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g})
         for b in brokers[:1]
@@ -215,14 +225,9 @@ def overview(backend: LiveRounds, *, detail: bool = False) -> tuple[list[GroupOv
     rnd = _tables_round(backend, brokers, early)
     retry = groups.ordered
     refs = _refs(retry, rnd)
-    alive = [b for b in brokers if b not in rnd.dead] or brokers
-    conns = dict(zip(groups.names, rnd.early)) if brokers and alive[0] == brokers[0] else {}
+    conns, late, conn_requests = _connection_plan(rnd, brokers, groups.names, refs)
     known = {b: _topics_by_group(t) for b, t in rnd.tables.items()}
     plans = [_stats_requests(r.name, brokers, known) for r in refs]
-    late = [r.name for r in refs if r.name not in conns]
-    conn_requests: list[Request] = [
-        (alive[0], RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": g}) for g in late
-    ]
     results = iter(
         backend.ask([q for plan in plans for per_broker in plan for q in per_broker] + conn_requests)
     )
@@ -242,6 +247,36 @@ def overview(backend: LiveRounds, *, detail: bool = False) -> tuple[list[GroupOv
         for ref, per_broker in zip(refs, parts)
     ]
     return (_detailed(backend, out, rnd.tables) if detail else out), rnd.tables
+
+
+def _connection_plan(
+    rnd: _Round, brokers: list[str], asked: list[str], refs: list[GroupRef]
+) -> tuple[dict[str, RemotingCommand | MqctlError], list[str], list[Request]]:
+    """The connection answers of the first round that stand (group -> answer), the groups still
+    to ask, and the requests for them.
+
+    A client registers with the brokers it sends heartbeats to, those of every route it knows:
+    all of them where the cluster routes TBW102 (autoCreateTopicEnable), else only those of its
+    topics; each makes the group's retry topic (ClientManageProcessor.heartBeat). mqadmin asks a
+    broker of the retry topic's route. The first round asked the first broker for every group of
+    ``asked``; a group whose retry topic that broker does not have (by the brokers' topic
+    configs) is asked again at the first broker that has it. The other groups are asked at the
+    first broker that answered the tables (every group, when the first one did not)."""
+    alive = [b for b in brokers if b not in rnd.dead] or brokers
+    conns = dict(zip(asked, rnd.early)) if brokers and alive[0] == brokers[0] else {}
+    hosts: dict[str, str] = {}  # group -> where its retry topic is, when not on alive[0]
+    if alive and alive[0] in rnd.topics:
+        own = rnd.topics[alive[0]]
+        for b in alive[1:]:
+            for topic in rnd.topics.get(b, frozenset()) - own:
+                group = group_of_retry_topic(topic)
+                if group:
+                    hosts.setdefault(group, b)
+    for group in hosts:
+        conns.pop(group, None)
+    late = [r.name for r in refs if r.name not in conns]
+    code = RequestCode.GET_CONSUMER_CONNECTION_LIST
+    return conns, late, [(hosts.get(g, alive[0]), code, {"consumerGroup": g}) for g in late]
 
 
 def _group(

@@ -94,6 +94,7 @@ __all__ = [
     "decode_stored_message",
     "decode_subscription_group_names",
     "decode_subscription_groups_body",
+    "decode_topic_config_names",
     "decode_topic_configs",
     "decode_topic_route",
     "decode_topic_stats",
@@ -359,6 +360,13 @@ def decode_topic_configs(body: bytes) -> dict[str, TopicConfig]:
     from mqctl.store.metadata import decode_topics
 
     return run_store_decoder(decode_topics, body, "topic configs body")
+
+
+def decode_topic_config_names(body: bytes) -> frozenset[str]:
+    """The topic names of a TopicConfigSerializeWrapper (remoting.md 7.11), their configs unread."""
+    from mqctl.store.metadata import decode_topic_names
+
+    return frozenset(run_store_decoder(decode_topic_names, body, "topic configs body"))
 
 
 def subscription_group_from_props(name: str, props: Mapping[str, Any]) -> SubscriptionGroup:

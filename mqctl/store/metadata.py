@@ -85,6 +85,15 @@ def decode_topics(data: bytes, what: str = TOPICS_FILE) -> dict[str, TopicConfig
     return out
 
 
+def decode_topic_names(data: bytes, what: str = TOPICS_FILE) -> list[str]:
+    """The topic names of topics.json (or GET_ALL_TOPIC_CONFIG's body), their configs unread."""
+    names = list(_table(decode_document(data, what), "topicConfigTable", what))
+    for name in names:
+        if not isinstance(name, str):
+            raise StoreCorruptError(f"{what}: topic key {name!r} is not a string")
+    return names
+
+
 def load_topics(
     config_dir: Path, *, retries: int = 3, retry_delay: float = 0.05
 ) -> LoadedConfig[dict[str, TopicConfig]]:

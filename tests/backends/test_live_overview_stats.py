@@ -96,7 +96,8 @@ def _pairs(cluster: FakeCluster) -> list[tuple[str, str, str | None]]:
 def test_one_208_per_group_and_topic_of_each_offset_table(cluster: FakeCluster) -> None:
     for detail in (False, True):
         _, requests = _overview(cluster, detail=detail)
-        assert requests[43] == 2 and requests[201] == 2 and 317 not in requests and 21 not in requests
+        # 21: each broker's topics, to ask a group's connections where its retry topic is
+        assert requests[43] == 2 and requests[201] == 2 and requests[21] == 2 and 317 not in requests
         # G1's TopicTest is asked too (the broker leaves it out); a group without a topic in a
         # broker's table (G3 on broker-b) is not asked there at all
         assert _stats_asked(cluster) == _pairs(cluster)
@@ -201,3 +202,45 @@ def test_groups_come_in_mqadmins_order_whatever_the_name_servers_list_order(
     assert listed == list(dict.fromkeys(expected))
     assert listed != list(reversed(listed))  # the list was not already in that order
     assert online == {"G1": 2}  # each group's connections are its own, asked in the list's order
+
+
+def test_connections_are_asked_where_the_groups_retry_topic_is() -> None:
+    """Clients register only with the brokers they heartbeat to, which hold the group's retry
+    topic; mqadmin asks a broker of that topic's route. G7's clients heartbeat to broker-a alone
+    (its retry topic is there only) while broker-b comes first: the overview asks broker-b for
+    every group with the tables, then G7 again at broker-a, and shows G7's two clients. G1's retry
+    topic is on both brokers: broker-b's answer stands (no second request)."""
+    from mqctl_testkit.fakemodel import Client, Online
+
+    model = build_model()
+    a = model.broker("broker-a")
+    a.topics["OnlyA"] = Topic([_queue(3, T0)])
+    a.topics["%RETRY%G7"] = Topic([Queue()])
+    a.offsets["G7"] = {"OnlyA": {0: 1}}
+    a.groups.append("G7")
+    model.online["G7"] = Online(
+        clients=[
+            Client("10.0.0.7@1", "10.0.0.7:1", [("OnlyA", "broker-a", 0)]),
+            Client("10.0.0.8@2", "10.0.0.8:2", []),
+        ],
+        subscriptions={"OnlyA": "*"},
+        heartbeats_to=("broker-a",),
+    )
+    assert [b.name for b in model.brokers][0] == "broker-b"
+    c = FakeCluster(model)
+    try:
+        with LiveBackend(c.ns, timeout=20) as backend:
+            overviews = {ov.ref.name: ov for ov in backend.groups_overview()}
+        asked = sorted(
+            (s.name, r.ext_fields["consumerGroup"]) for s in c.servers() for r in s.requests if r.code == 203
+        )
+    finally:
+        c.close()
+    clients = overviews["G7"].connection
+    assert clients is not None and sorted(x.client_id for x in clients.connections) == [
+        "10.0.0.7@1",
+        "10.0.0.8@2",
+    ]
+    assert [x for x in asked if x[1] == "G7"] == [("broker-a", "G7"), ("broker-b", "G7")]
+    assert [x for x in asked if x[1] == "G1"] == [("broker-b", "G1")]
+    assert overviews["G1"].connection is not None

@@ -190,7 +190,7 @@ def _subscription(topic: str, expr: str) -> str:
 def _connections(cluster: Cluster, b: Broker, f: Mapping[str, str]) -> Reply:
     group = f.get("consumerGroup", "")
     online: Online | None = cluster.online.get(group)
-    if online is None or not online.clients:
+    if online is None or not online.clients or b.name not in (online.heartbeats_to or (b.name,)):
         return Reply(206, f"the consumer group[{group}] not online")
     conns = ",".join(
         f'{{"clientAddr":{js(c.addr)},"clientId":{js(c.client_id)},"language":{js(c.language)},'

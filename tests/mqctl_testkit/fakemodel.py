@@ -145,6 +145,8 @@ class Online:
     consume_type: str = "CONSUME_PASSIVELY"
     message_model: str = "CLUSTERING"
     consume_from: str = "CONSUME_FROM_LAST_OFFSET"
+    # the brokers its clients send heartbeats to (None: every broker, as where TBW102 is routed)
+    heartbeats_to: tuple[str, ...] | None = None
 
 
 @dataclass
