@@ -310,7 +310,8 @@ class LiveBackend:
 
     def consumer_connection(self, group: str, *, at: str | None = None) -> ConsumerConnection:
         """GET_CONSUMER_CONNECTION_LIST from the first broker of the group's route that answers
-        (clients register with every broker; mqadmin asks a random one), or at ``at``."""
+        (its retry topic's: clients register with the brokers they heartbeat to, which make that
+        topic; mqadmin asks a random one of its route), or at ``at``."""
         if at is not None:
             from mqctl.backends.live_pop import connection_at
 
