@@ -252,7 +252,8 @@ def encode_request(
 # %-template of its field values and opaque, and the order the values take in it. An overview sends
 # 2,000 requests of two shapes; each is written in a third of the time _json_header_of takes. The
 # template is _json_header_of's own text, with a mark in each value's place. Only int32 codes and
-# versions and identifier names make one; a value with anything to escape takes _json_header_of.
+# versions and identifier names (no quote, "%", "<" or escape) make one; a value with anything to
+# escape takes _json_header_of.
 _SHAPES: dict[tuple[int, tuple[str, ...], int], tuple[str, tuple[int, ...]] | None] = {}
 
 
@@ -261,12 +262,8 @@ def _shape(code: int, names: tuple[str, ...], version: int) -> tuple[str, tuple[
     if key in _SHAPES:
         return _SHAPES[key]
     shape = None
-    if (
-        type(code) is int
-        and type(version) is int
-        and header_ints(code, 0, 0, version)
-        and all(n.isascii() and n.isidentifier() for n in names)  # no quote, "%", "<" or escape
-    ):
+    # (header_ints checks the code and version are ints, not bools, in int32)
+    if header_ints(code, 0, 0, version) and all(n.isascii() and n.isidentifier() for n in names):
         marks = [f"<{i}>" for i in range(len(names))]
         text = _json_header_of(code, 0, 0, version, "JAVA", None, dict(zip(names, marks))).decode("ascii")
         order = tuple(sorted(range(len(names)), key=lambda i: text.index(marks[i])))
