@@ -396,9 +396,12 @@ class _Batch:
         if any(c.buffered_input() for c in conns):
             timeout = 0.0
         idle = self.client._idle and timeout and all(c.state == OPEN and not c.out for c in conns)
-        if idle and self.client._idle_work():
-            return  # the answers may have come meanwhile: the loop looks again before waiting
-        for key, mask in self.sel.select(timeout):
+        # idle work one piece at a time, and only while no answer is in: an answer that came
+        # during a piece is read first (the next round of requests goes out sooner)
+        ready = self.sel.select(0) if idle else None
+        if idle and not ready and self.client._idle_work():
+            return
+        for key, mask in ready or self.sel.select(timeout):
             self._on_event(key.data, mask)
         for conn in conns:
             if conn.state == CLOSED:

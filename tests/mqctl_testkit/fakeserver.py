@@ -143,6 +143,7 @@ class FakeServer:
     replies_to_server: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     accepted: int = 0
     max_outstanding: int = 0
+    gate: threading.Event | None = None  # when given, each reaction waits for it to be set (5 s at most)
 
     def __post_init__(self) -> None:
         assert self.mode in MODES, self.mode
@@ -222,6 +223,8 @@ class FakeServer:
 
     def _react(self, sock: socket.socket, req: Request, held: list[Request], first: bool) -> None:
         mode = self.mode
+        if self.gate is not None:
+            self.gate.wait(5.0)
         if mode == "reverse":
             held.append(req)
             self.max_outstanding = max(self.max_outstanding, len(held))

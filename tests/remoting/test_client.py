@@ -4,10 +4,12 @@ of failures, bounded time, signing, TLS."""
 from __future__ import annotations
 
 import json
+import select
 import shutil
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,6 +83,30 @@ def test_failing_idle_work_leaves_the_call_alone(echo: FakeServer) -> None:
         results = client.call_many([Call(echo.addr, 30), Call(echo.addr, 31)])
     assert echoes(results) == ["30", "31"]
     assert ran[0] == "x"  # run in turn; whether the second ran depends on how soon the echo came
+
+
+def test_an_answer_that_came_during_idle_work_is_read_before_more_of_it(silent: FakeServer) -> None:
+    """Idle work runs a piece at a time and yields to an answer that is in: the call returns as
+    soon as it can (the next round of requests goes out sooner) and the rest of the work waits
+    for the next wait. (Were the socket not looked at between pieces, all would run first.)"""
+    gate = threading.Event()
+    ran: list[str] = []
+
+    def first() -> None:
+        gate.set()  # the server answers now, while this piece runs
+        sock = client._pool[server.addr].sock
+        assert sock is not None
+        assert select.select([sock], [], [], 5.0)[0]  # the answer is in the client's socket
+        ran.append("first")
+
+    with FakeServer("echo", gate=gate) as server, RemotingClient(timeout=5.0) as client:
+        client.when_idle(first)
+        client.when_idle(lambda: ran.append("second"))
+        assert client.call(server.addr, 30).ext_fields["echo"] == "30"
+        assert ran == ["first"]
+        with pytest.raises(errors.RemoteTimeoutError):  # the next wait runs what is left
+            client.call(silent.addr, 30, timeout=SHORT)
+    assert ran == ["first", "second"]
 
 
 # -- plain calls ------------------------------------------------------------------------------------
