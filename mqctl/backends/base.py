@@ -86,6 +86,14 @@ class Backend(Protocol):
         """Warnings raised since the last call (each is returned once, for the CLI to print)."""
         ...
 
+    def when_idle(self, work: Callable[[], object]) -> None:
+        """Hand over work the caller will do after the next answers anyway (importing what draws
+        them): a live backend runs it while its requests are out and it would only wait for the
+        network; a store backend, which never waits, drops it. Warm-up only: an error in it is
+        dropped, and the caller still does (and, if need be, fails at) the work where it needs
+        it. Callable before the backend is entered."""
+        ...
+
     def refresh(self) -> None:
         """Start a new round of questions on the same backend (a sampler, before each sample):
         forget answers that can change (a store re-reads its files; a live cluster its groups'

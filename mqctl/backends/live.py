@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from importlib import import_module
 from pathlib import Path
@@ -87,6 +87,7 @@ class LiveBackend:
         self._group_names: dict[str, frozenset[str]] = {}
         # the offset tables groups_overview read (broker -> table), for the next broadcast_pull_offsets
         self._tables: dict[str, dict[str, dict[int, int]]] = {}
+        self._early_work: list[Callable[[], object]] = []
 
     def __enter__(self) -> LiveBackend:
         from mqctl.remoting.client import RemotingClient
@@ -102,8 +103,17 @@ class LiveBackend:
         # the answers' decoders, imported while the first request is out (a name server takes
         # longer to answer than the import takes)
         self._client.when_idle(partial(import_module, "mqctl.remoting.bodies"))
+        for work in self._early_work:
+            self._client.when_idle(work)
+        self._early_work.clear()
         self._net = LiveNet(self.namesrv, self._client)
         return self
+
+    def when_idle(self, work: Callable[[], object]) -> None:
+        if self._client is None:
+            self._early_work.append(work)  # handed to the client when the backend is entered
+        else:
+            self._client.when_idle(work)
 
     def __exit__(self, *exc: object) -> None:
         if self._client is not None:

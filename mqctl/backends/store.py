@@ -115,6 +115,9 @@ class StoreBackend:
         out, self._warnings[:] = list(self._warnings), []
         return out
 
+    def when_idle(self, work: Callable[[], object]) -> None:
+        """Dropped: reading files, this backend never waits for a network (see the Protocol)."""
+
     def rocketmq_version(self) -> int | None:
         if self._version is not None:
             return self._version

@@ -1,7 +1,8 @@
 """The output flags, defined once: ``-o/--output table|plain|json|csv`` (table on a terminal,
 mqadmin's plain layout when piped) and, where a command prints headers, ``--no-headers``.
 ``@output_options()`` adds them to a command, which receives one ``Output``; ``emit`` writes one
-result in the chosen format, importing only that format's renderer.
+result in the chosen format, importing only that format's renderer (``after_answers``: while a
+live backend waits for the answers it draws).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mqctl.cli.blocks import Flag, block, opt
 from mqctl.records import record
 
 if TYPE_CHECKING:
+    from mqctl.backends.base import Backend
     from mqctl.render import Views
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -70,6 +72,26 @@ def output_options(*, short: bool = True, headers: bool = False, arg: str = "out
     if headers:
         flags.append(Flag("no_headers", NoHeadersOpt, False))
     return block(arg, flags, Output)
+
+
+# The writer ``emit`` imports for a format (plain is the views' own drawing).
+_WRITERS = {
+    OutputFormat.table: "mqctl.render.table",
+    OutputFormat.json: "mqctl.render.jsonout",
+    OutputFormat.csv: "mqctl.render.csvout",
+}
+
+
+def after_answers(backend: Backend, fmt: OutputFormat, *drawing: str) -> Backend:
+    """``backend``, told to import the modules that draw its answers (``drawing``, and the
+    writer of ``fmt``) while it waits for them (``Backend.when_idle``)."""
+    from functools import partial
+    from importlib import import_module
+
+    writer = _WRITERS.get(fmt)
+    for module in (*drawing, writer) if writer else drawing:
+        backend.when_idle(partial(import_module, module))
+    return backend
 
 
 def emit(fmt: OutputFormat, views: Views, *, headers: bool = True) -> None:

@@ -10,12 +10,11 @@ from mqctl.cli import progress_watch
 from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
 from mqctl.cli.errors import handle_errors, warn, warn_all
-from mqctl.cli.output import Output, OutputFormat, emit, output_options, scanning
+from mqctl.cli.output import Output, OutputFormat, after_answers, emit, output_options, scanning
 from mqctl.cli.progress_broadcast import BroadcastFlags, broadcast_options
 from mqctl.cli.progress_watch import WatchFlags, watch_options
 from mqctl.cli.values import true_false
 from mqctl.errors import UsageError
-from mqctl.render import progress as render
 
 if TYPE_CHECKING:
     from mqctl.ops.progressrun import Query
@@ -172,7 +171,7 @@ def _group(
     plain = out.fmt is OutputFormat.plain
     read = scanning(
         read_group,
-        cluster.open(),
+        after_answers(cluster.open(), out.fmt, "mqctl.render.progress"),
         group,
         topic,
         query,
@@ -198,7 +197,8 @@ def _overview(
     from mqctl.render import overview
 
     files = bcast.client_offsets or ()
-    summaries, warnings, kind = scanning(read_overview, cluster.open(), gates, files, now_ms=now_ms)
+    backend = after_answers(cluster.open(), out.fmt, "mqctl.render.overview")
+    summaries, warnings, kind = scanning(read_overview, backend, gates, files, now_ms=now_ms)
     warn_all(warnings)
     ordered = ops.sort_groups(summaries, sort)
     emit(out.fmt, overview.views(summaries, ordered, sort, kind, headers=out.headers), headers=out.headers)
@@ -235,6 +235,7 @@ def _duration_ms(text: str) -> int:
 
 def _report(result, topic: str | None, fmt: OutputFormat, ip: bool, headers: bool, kind: Any) -> None:  # type: ignore[no-untyped-def]
     from mqctl.ops.progress import no_rows_reason
+    from mqctl.render import progress as render
 
     warn_all(result.warnings)
     reason = no_rows_reason(result, topic)

@@ -10,15 +10,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from mqctl.errors import BrokersFailedError, CheckFailedError, MqctlError, NotAvailableError
-from mqctl.model import TIME_UNREADABLE, GroupProgress, GroupSummary, ProgressRow
+from mqctl.model import TIME_UNREADABLE
 from mqctl.records import record
 
 if TYPE_CHECKING:  # names only annotations use: a command loads the model modules it needs
     from mqctl.backends.base import Backend, ProgressCallback
-    from mqctl.model import ConsumeStats, MessageQueue, QueueOffset, QueueStat, SubExpr, WatchView
+    from mqctl.model import (
+        ConsumeStats,
+        GroupProgress,
+        GroupSummary,
+        MessageQueue,
+        ProgressRow,
+        QueueOffset,
+        QueueStat,
+        SubExpr,
+        WatchView,
+    )
+
+# What turns one group's consume stats into its result, once they are in: a live backend
+# imports it while its requests are out (``Backend.when_idle``).
+_AFTER_STATS = ("mqctl.model.results", "mqctl.ops.pop")
 
 
 def _now(now_ms: int | None) -> int:
@@ -80,6 +95,8 @@ def rows_from_stats(
     """Rows in mqadmin's order (MessageQueue order) and, with verified tags, the collisions.
     ``known_times``: the store times of the unconsumed positions, asked for already (a fleet's
     round asks for every group's at once: ``oldest_times``)."""
+    from mqctl.model.results import ProgressRow
+
     queues = sorted(stats.queues, key=lambda q: q.queue.sort_key())
     oldest = _oldest_times(backend, queues, time_cache, known_times) if lag_time else {}
     matched: dict[MessageQueue, int] = {}
@@ -183,10 +200,15 @@ def group_progress(
 ) -> GroupProgress:
     """``detail`` False asks only for mqadmin's columns (no min offset, no lag time).
     ``time_cache``: store times already known by position (see ``_store_times``)."""
-    from mqctl.ops import pop
+    from importlib import import_module
 
+    for module in _AFTER_STATS:
+        backend.when_idle(partial(import_module, module))
     now = _now(now_ms)
     stats = backend.consume_stats(group, topic, detail=detail)
+    from mqctl.model.results import GroupProgress
+    from mqctl.ops import pop
+
     pop_view = pop.view(backend, group, stats, topic, now)
     ips = client_ips(backend, group) if show_client_ip else None
     rows, collisions = rows_from_stats(
@@ -235,6 +257,7 @@ def all_groups(
 ) -> list[GroupSummary]:
     """The all-groups overview, in mqadmin's row order: the groups mqadmin lists (through their
     retry topics) and the ones only the offset tables know, each with its lag total."""
+    from mqctl.model.results import GroupProgress, GroupSummary
     from mqctl.ops.pop import overview_notes
 
     now = _now(now_ms)

@@ -4,11 +4,13 @@ stays that broker's. Expected values come from the scenario's model (live_scenar
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 from mqctl_testkit.fakecluster import FakeCluster, signature_ok
 from mqctl_testkit.fakemodel import java_hash, tags_code
+from mqctl_testkit.fakeserver import FakeServer
 from mqctl_testkit.live_scenario import ACCESS_KEY, MINUTE, SECRET, T0, build_model, ts
 
 from mqctl.backends.live import LiveBackend  # noqa: E402
@@ -53,6 +55,25 @@ def test_consume_stats_one_request_per_broker(cluster: FakeCluster) -> None:
         "Orders",
         "Orders",
     ]
+
+
+def test_work_handed_before_the_backend_is_entered_runs_while_its_first_request_is_out() -> None:
+    """``when_idle`` before ``with``: kept until the client exists, then run while the name
+    server holds the first request (this one never answers)."""
+    seen: list[int] = []
+
+    def work() -> None:
+        end = time.monotonic() + 2.0
+        while not ns.requests and time.monotonic() < end:
+            time.sleep(0.005)
+        seen.append(len(ns.requests))
+
+    with FakeServer("silent") as ns:
+        be = LiveBackend(ns.addr, timeout=2.0, request_timeout=0.3)
+        be.when_idle(work)
+        with be, pytest.raises(MqctlError):
+            be.topic_route("T")
+    assert seen == [1]
 
 
 def test_a_group_without_retry_topic_is_found_by_its_subscription_config_name(cluster: FakeCluster) -> None:

@@ -149,3 +149,45 @@ def test_a_group_without_offsets_asks_if_it_is_broadcasting_without_the_overview
     assert "has no committed offsets on any broker" in r.stderr, r.stderr
     assert "ASKED=True" in r.stderr, r.stderr  # the pull offsets were asked for
     assert r.stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == "", r.stderr
+
+
+@pytest.mark.parametrize(("fmt", "writer"), [("plain", []), ("json", ["mqctl.render.jsonout"])])
+def test_a_live_read_imports_what_draws_its_answers_while_it_waits(fmt: str, writer: list[str]) -> None:
+    """-g -n: what turns the answers into rows and draws them is not imported before the first
+    request goes out; it is handed to the backend (``Backend.when_idle``), which imports it while
+    the brokers take their time to answer."""
+    from mqctl_testkit.fakecluster import FakeCluster
+    from mqctl_testkit.live_scenario import build_model
+
+    watched = ("mqctl.render.progress", "mqctl.model.results", "mqctl.ops.pop", *writer)
+    cluster = FakeCluster(build_model())
+    try:
+        probe = (
+            "import sys\nfrom mqctl.cli.app import main\n"
+            "from mqctl.backends.live import LiveBackend\nfrom mqctl.remoting.client import RemotingClient\n"
+            "handed, first = [], []\n"
+            "hand, ask = LiveBackend.when_idle, RemotingClient.call_many\n"
+            "def when_idle(self, work):\n    handed.append(work.args[0])\n    hand(self, work)\n"
+            "def call_many(self, calls):\n"
+            f"    first.append(first or [m for m in {watched!r} if m in sys.modules])\n"
+            "    return ask(self, calls)\n"
+            "LiveBackend.when_idle, RemotingClient.call_many = when_idle, call_many\n"
+            f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G1', '-n', {cluster.ns!r}, '-o', {fmt!r}]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "sys.stderr.write('HANDED=' + ','.join(handed) + '\\n')\n"
+            "sys.stderr.write('AT_FIRST=' + ','.join(first[0]) + '\\n')\n"
+            f"sys.stderr.write('AT_END=' + ','.join(m for m in {watched!r} if m in sys.modules) + '\\n')\n"
+        )
+        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    finally:
+        cluster.close()
+    assert "AT_END=" in r.stderr, r.stderr
+    said = dict(line.split("=", 1) for line in r.stderr.splitlines() if "=" in line)
+    assert said["HANDED"].split(",") == [
+        "mqctl.render.progress",
+        *writer,
+        "mqctl.model.results",
+        "mqctl.ops.pop",
+    ]
+    assert said["AT_FIRST"] == ""
+    assert said["AT_END"].split(",") == list(watched)

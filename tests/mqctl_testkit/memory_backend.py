@@ -10,7 +10,7 @@ written here independently of mqctl's store code. Calls are counted per method.
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,6 +116,9 @@ class MemoryBackend:
     def take_warnings(self) -> list[BackendWarning]:
         out, self.warnings = self.warnings, []
         return out
+
+    def when_idle(self, work: Callable[[], object]) -> None:
+        """Dropped, as a store backend drops it: the model answers without waiting."""
 
     def refresh(self) -> None:
         """Nothing is cached: every question reads the model as it is now."""

@@ -95,6 +95,18 @@ def test_progress_asks_coarse_questions() -> None:
     assert sum(b.calls.values()) == 3
 
 
+def test_progress_hands_what_reads_the_stats_to_the_wait_before_asking_for_them() -> None:
+    """The rows' records and the POP check are imported while a live backend waits for the
+    consume stats (``Backend.when_idle``), so they are handed over first."""
+    b = cluster()
+    order: list[str] = []
+    ask = b.consume_stats
+    b.when_idle = lambda work: order.append(work.args[0])  # type: ignore[method-assign]
+    b.consume_stats = lambda *a, **k: order.append("consume_stats") or ask(*a, **k)  # type: ignore[method-assign]
+    progress.group_progress(b, "G", now_ms=NOW)
+    assert order == ["mqctl.model.results", "mqctl.ops.pop", "consume_stats"]
+
+
 def test_repeated_samples_ask_only_for_positions_not_seen() -> None:
     """--watch passes one cache of store times through its samples: the message at a queue
     position never changes, so only a lagging queue whose committed offset moved is asked again."""
