@@ -31,3 +31,9 @@ class _LazyPattern:
 def lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(pattern, flags)``, done on first use."""
     return cast("re.Pattern[str]", _LazyPattern(pattern, flags))
+
+
+def compile_now(*patterns: re.Pattern[str]) -> None:
+    """Compile these ``lazy`` patterns now (e.g. while a request is out), not at their first use."""
+    for pattern in patterns:
+        getattr(pattern, "match")  # noqa: B009 - the stand-in compiles on its first attribute

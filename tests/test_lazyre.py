@@ -8,7 +8,7 @@ import pkgutil
 import re
 
 import mqctl
-from mqctl.lazyre import _LazyPattern, lazy
+from mqctl.lazyre import _LazyPattern, compile_now, lazy
 
 
 def test_not_compiled_until_used_then_the_same_answers() -> None:
@@ -22,6 +22,13 @@ def test_not_compiled_until_used_then_the_same_answers() -> None:
     assert p.fullmatch("12-ab") is not None and p.search("zz") is None
     assert (p.pattern, p.flags, p.groups) == (c.pattern, c.flags, c.groups)
     assert "match" in vars(p)  # later calls go straight to the compiled pattern's methods
+
+
+def test_compile_now_compiles_ahead_of_use() -> None:
+    p, q = lazy(r"a+"), lazy(r"b+")
+    compile_now(p, q)
+    assert "match" in vars(p) and "match" in vars(q)
+    assert p.fullmatch("aaa") is not None and q.fullmatch("a") is None
 
 
 def test_a_bad_pattern_fails_when_used() -> None:

@@ -259,6 +259,7 @@ class LiveBackend:
         requests = [
             (b.broker_name, RequestCode.GET_CONSUME_STATS, fields) for b in brokers if b.select_addr()
         ]
+        self.when_idle(_prepare_stats_decoder)
         stats = self.merge_stats(group, requests, self.ask(requests))
         return self._with_min_offsets(stats) if detail and stats.queues else stats
 
@@ -447,3 +448,10 @@ class LiveBackend:
             return len(self.consumer_connection(group).connections)
         except MqctlError:
             return 0
+
+
+def _prepare_stats_decoder() -> None:
+    """The consume stats' decoder made ready while the brokers answer (``when_idle``)."""
+    from mqctl.remoting.bodies import prepare_consume_stats
+
+    prepare_consume_stats()

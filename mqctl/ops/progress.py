@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from functools import partial
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from mqctl.errors import BrokersFailedError, CheckFailedError, MqctlError, NotAvailableError
@@ -200,8 +201,6 @@ def group_progress(
 ) -> GroupProgress:
     """``detail`` False asks only for mqadmin's columns (no min offset, no lag time).
     ``time_cache``: store times already known by position (see ``_store_times``)."""
-    from importlib import import_module
-
     for module in _AFTER_STATS:
         backend.when_idle(partial(import_module, module))
     now = _now(now_ms)

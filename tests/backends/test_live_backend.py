@@ -76,6 +76,25 @@ def test_work_handed_before_the_backend_is_entered_runs_while_its_first_request_
     assert seen == [1]
 
 
+def test_consume_stats_hands_its_decoder_to_the_wait_before_asking(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The patterns that read a broker's ConsumeStats are compiled while the brokers answer."""
+    from mqctl.backends import live
+
+    order: list[object] = []
+    ask = LiveBackend.ask
+    monkeypatch.setattr(LiveBackend, "when_idle", lambda self, work: order.append(work))
+    monkeypatch.setattr(LiveBackend, "ask", lambda self, requests: order.append("ask") or ask(self, requests))
+    with backend(cluster) as be:
+        be.consume_stats("G1", detail=False)  # mqadmin's columns: one round
+    assert order == [live._prepare_stats_decoder, "ask"]
+    live._prepare_stats_decoder()
+    from mqctl.remoting import bodies
+
+    assert "match" in vars(bodies._STATS_AS_WRITTEN) and "match" in vars(bodies._ENTRY_AS_WRITTEN)
+
+
 def test_a_group_without_retry_topic_is_found_by_its_subscription_config_name(cluster: FakeCluster) -> None:
     # G4 has a subscription config on broker-b only, no retry topic, no offsets: asked on every
     # broker; whether it exists is a name lookup (the configs of every group are not built).
