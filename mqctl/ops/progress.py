@@ -8,6 +8,7 @@ one batch question to the backend, never one per queue.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from functools import partial
@@ -201,7 +202,7 @@ def group_progress(
 ) -> GroupProgress:
     """``detail`` False asks only for mqadmin's columns (no min offset, no lag time).
     ``time_cache``: store times already known by position (see ``_store_times``)."""
-    for module in _AFTER_STATS:
+    for module in (m for m in _AFTER_STATS if m not in sys.modules):  # (--watch: the first sample)
         backend.when_idle(partial(import_module, module))
     now = _now(now_ms)
     stats = backend.consume_stats(group, topic, detail=detail)

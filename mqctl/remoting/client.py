@@ -72,6 +72,8 @@ def _opaque_counter() -> Iterator[int]:
 
 _OPAQUES = _opaque_counter()
 
+MAX_IDLE_WORK = 64  # when_idle pieces kept at most
+
 
 class RemotingClient:
     """Requests to name servers and brokers, one reused connection per ``host:port``.
@@ -120,7 +122,7 @@ class RemotingClient:
         self.serialize_type = serialize_type
         self._pool: dict[str, Conn] = {}
         self._ssl_context: ssl.SSLContext | None = None
-        self._idle: deque[Callable[[], object]] = deque()
+        self._idle: deque[Callable[[], object]] = deque(maxlen=MAX_IDLE_WORK)
 
     def __enter__(self) -> RemotingClient:
         return self
@@ -137,7 +139,9 @@ class RemotingClient:
     def when_idle(self, work: Callable[[], object]) -> None:
         """Run ``work`` once, the next time this client waits for answers with every request sent
         (e.g. importing the decoder of an answer on its way). For work done later anyway: an
-        exception from it is dropped here and raised again where the work is really needed."""
+        exception from it is dropped here and raised again where the work is really needed. At
+        most ``MAX_IDLE_WORK`` pieces wait (a long-lived client whose answers are always in at
+        once never runs them): a new one pushes out the oldest."""
         self._idle.append(work)
 
     def _idle_work(self) -> bool:

@@ -95,16 +95,24 @@ def test_progress_asks_coarse_questions() -> None:
     assert sum(b.calls.values()) == 3
 
 
-def test_progress_hands_what_reads_the_stats_to_the_wait_before_asking_for_them() -> None:
+def test_progress_hands_what_reads_the_stats_to_the_wait_before_asking_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The rows' records and the POP check are imported while a live backend waits for the
-    consume stats (``Backend.when_idle``), so they are handed over first."""
+    consume stats (``Backend.when_idle``), so they are handed over first; once imported (the
+    samples of --watch after the first), they are not handed again."""
     b = cluster()
     order: list[str] = []
     ask = b.consume_stats
     b.when_idle = lambda work: order.append(work.args[0])  # type: ignore[method-assign]
     b.consume_stats = lambda *a, **k: order.append("consume_stats") or ask(*a, **k)  # type: ignore[method-assign]
+    progress.group_progress(b, "G", now_ms=NOW)  # this test process has imported both
+    assert progress._AFTER_STATS == ("mqctl.model.results", "mqctl.ops.pop")
+    assert order == ["consume_stats"]
+    order.clear()
+    monkeypatch.setattr(progress, "_AFTER_STATS", ("not.yet.a", "not.yet.b"))
     progress.group_progress(b, "G", now_ms=NOW)
-    assert order == ["mqctl.model.results", "mqctl.ops.pop", "consume_stats"]
+    assert order == ["not.yet.a", "not.yet.b", "consume_stats"]
 
 
 def test_repeated_samples_ask_only_for_positions_not_seen() -> None:

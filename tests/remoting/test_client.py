@@ -12,13 +12,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
 from mqctl_testkit.fakeserver import FakeServer, expected_signature, refused_addr
 
 from mqctl import errors
-from mqctl.remoting.client import Call, RemotingClient, check
+from mqctl.remoting.client import MAX_IDLE_WORK, Call, RemotingClient, check
 from mqctl.remoting.client_conn import parse_addr
 from mqctl.remoting.frame import ROCKETMQ, RemotingCommand
 from mqctl.remoting.signing import Credentials
@@ -107,6 +108,16 @@ def test_an_answer_that_came_during_idle_work_is_read_before_more_of_it(silent: 
         with pytest.raises(errors.RemoteTimeoutError):  # the next wait runs what is left
             client.call(silent.addr, 30, timeout=SHORT)
     assert ran == ["first", "second"]
+
+
+def test_idle_work_waiting_is_bounded_the_oldest_pushed_out(silent: FakeServer) -> None:
+    ran: list[int] = []
+    with RemotingClient(timeout=SHORT) as client:
+        for n in range(MAX_IDLE_WORK + 3):
+            client.when_idle(partial(ran.append, n))
+        with pytest.raises(errors.RemoteTimeoutError):
+            client.call(silent.addr, 30)
+    assert ran == list(range(3, MAX_IDLE_WORK + 3))
 
 
 # -- plain calls ------------------------------------------------------------------------------------
