@@ -194,11 +194,12 @@ def _overview(
     """Without -g: the groups overview (ops.progressrun.read_overview), drawn, judged."""
     from mqctl.ops import progress as ops
     from mqctl.ops.progressrun import read_overview
-    from mqctl.render import overview
 
     files = bcast.client_offsets or ()
     backend = after_answers(cluster.open(), out.fmt, "mqctl.render.overview")
     summaries, warnings, kind = scanning(read_overview, backend, gates, files, now_ms=now_ms)
+    from mqctl.render import overview
+
     warn_all(warnings)
     ordered = ops.sort_groups(summaries, sort)
     emit(out.fmt, overview.views(summaries, ordered, sort, kind, headers=out.headers), headers=out.headers)

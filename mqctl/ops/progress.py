@@ -202,7 +202,7 @@ def group_progress(
 ) -> GroupProgress:
     """``detail`` False asks only for mqadmin's columns (no min offset, no lag time).
     ``time_cache``: store times already known by position (see ``_store_times``)."""
-    for module in (m for m in _AFTER_STATS if m not in sys.modules):  # (--watch: the first sample)
+    for module in (m for m in _AFTER_STATS if m not in sys.modules):  # (not again per --watch sample)
         backend.when_idle(partial(import_module, module))
     now = _now(now_ms)
     stats = backend.consume_stats(group, topic, detail=detail)

@@ -151,15 +151,13 @@ def test_a_group_without_offsets_asks_if_it_is_broadcasting_without_the_overview
     assert r.stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == "", r.stderr
 
 
-@pytest.mark.parametrize(("fmt", "writer"), [("plain", []), ("json", ["mqctl.render.jsonout"])])
-def test_a_live_read_imports_what_draws_its_answers_while_it_waits(fmt: str, writer: list[str]) -> None:
-    """-g -n: what turns the answers into rows and draws them is not imported before the first
-    request goes out; it is handed to the backend (``Backend.when_idle``), which imports it while
-    the brokers take their time to answer."""
+def _handed_while_waiting(args: list[str], watched: tuple[str, ...]) -> dict[str, str]:
+    """A live read on the fake cluster: what it hands to ``LiveBackend.when_idle`` (HANDED, module
+    or function names), which of ``watched`` were imported when its first request went out
+    (AT_FIRST) and at the end (AT_END)."""
     from mqctl_testkit.fakecluster import FakeCluster
     from mqctl_testkit.live_scenario import build_model
 
-    watched = ("mqctl.render.progress", "mqctl.model.results", "mqctl.ops.pop", *writer)
     cluster = FakeCluster(build_model())
     try:
         probe = (
@@ -174,7 +172,7 @@ def test_a_live_read_imports_what_draws_its_answers_while_it_waits(fmt: str, wri
             f"    first.append(first or [m for m in {watched!r} if m in sys.modules])\n"
             "    return ask(self, calls)\n"
             "LiveBackend.when_idle, RemotingClient.call_many = when_idle, call_many\n"
-            f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G1', '-n', {cluster.ns!r}, '-o', {fmt!r}]\n"
+            f"sys.argv = ['mqctl', 'consumerProgress', '-n', {cluster.ns!r}, *{args!r}]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
             "sys.stderr.write('HANDED=' + ','.join(handed) + '\\n')\n"
             "sys.stderr.write('AT_FIRST=' + ','.join(first[0]) + '\\n')\n"
@@ -184,7 +182,16 @@ def test_a_live_read_imports_what_draws_its_answers_while_it_waits(fmt: str, wri
     finally:
         cluster.close()
     assert "AT_END=" in r.stderr, r.stderr
-    said = dict(line.split("=", 1) for line in r.stderr.splitlines() if "=" in line)
+    return dict(line.split("=", 1) for line in r.stderr.splitlines() if "=" in line)
+
+
+@pytest.mark.parametrize(("fmt", "writer"), [("plain", []), ("json", ["mqctl.render.jsonout"])])
+def test_a_live_read_imports_what_draws_its_answers_while_it_waits(fmt: str, writer: list[str]) -> None:
+    """-g -n: what turns the answers into rows and draws them is not imported before the first
+    request goes out; it is handed to the backend (``Backend.when_idle``), which imports it while
+    the brokers take their time to answer."""
+    watched = ("mqctl.render.progress", "mqctl.model.results", "mqctl.ops.pop", *writer)
+    said = _handed_while_waiting(["-g", "G1", "-o", fmt], watched)
     assert said["HANDED"].split(",") == [
         "mqctl.render.progress",
         *writer,
@@ -194,3 +201,10 @@ def test_a_live_read_imports_what_draws_its_answers_while_it_waits(fmt: str, wri
     ]
     assert said["AT_FIRST"] == ""
     assert said["AT_END"].split(",") == list(watched)
+
+
+def test_the_live_overview_imports_its_drawing_while_it_waits() -> None:
+    said = _handed_while_waiting(["-o", "plain"], ("mqctl.render.overview",))
+    assert said["HANDED"] == "mqctl.render.overview"
+    assert said["AT_FIRST"] == ""
+    assert said["AT_END"] == "mqctl.render.overview"
