@@ -28,6 +28,18 @@ def _loaded_after(*argv: str) -> list[str]:
     return loaded.split(",") if loaded else []
 
 
+def _probe(argv: list[str], report: str, patch: str = "") -> str:
+    """stderr of a fresh Python that runs ``patch`` (lines), then mqctl on ``argv`` (asserting
+    it succeeds), then ``report`` (lines that write what they find to stderr)."""
+    probe = (
+        "import sys\nfrom mqctl.cli.app import main\n"
+        f"{patch}sys.argv = ['mqctl', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        f"{report}"
+    )
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stderr
+
+
 @pytest.mark.parametrize("argv", [("--version",), ("--help",), ()])
 def test_version_and_help_import_no_command(argv: tuple[str, ...]) -> None:
     assert _loaded_after(*argv) == []
@@ -96,22 +108,19 @@ def test_a_live_read_of_mqadmins_columns_loads_only_the_model_it_uses() -> None:
 
     cluster = FakeCluster(build_model())
     try:
-        probe = (
-            "import sys\nfrom mqctl.cli.app import main\n"
-            f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G1', '-n', {cluster.ns!r}, '-o', 'plain']\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        stderr = _probe(
+            ["consumerProgress", "-g", "G1", "-n", cluster.ns, "-o", "plain"],
             f"sys.stderr.write('NEEDLESS=' + ','.join(m for m in {_NEEDLESS_FOR_G!r} if m in sys.modules) + '\\n')\n"
-            "sys.stderr.write('LOADED=' + ','.join(sorted(m for m in sys.modules if m.startswith('mqctl.model.'))))\n"
+            "sys.stderr.write('LOADED=' + ','.join(sorted(m for m in sys.modules if m.startswith('mqctl.model.'))))\n",
         )
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     finally:
         cluster.close()
-    assert "LOADED=" in r.stderr, r.stderr
+    assert "LOADED=" in stderr, stderr
     # Each of these cost a plain -g time for nothing: json's Python modules (mqctl.cjson reads
     # the answers), fastjson's reader (a -g's answers are standard JSON), the Backend Protocol
     # (annotations only), the progress bar (stderr is no tty).
-    assert r.stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == ""
-    loaded = r.stderr.rsplit("LOADED=", 1)[1].strip().split(",")
+    assert stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == ""
+    loaded = stderr.rsplit("LOADED=", 1)[1].strip().split(",")
     # A -g read decides what kind of group it reads (a broadcasting group's progress is on its
     # clients; a POP group's numbers mean something else): model.broadcast, .clients and .pop are
     # that question's. Nothing of --watch, positions (lag time, --tags), plans or offset writes.
@@ -136,19 +145,16 @@ def test_a_group_without_offsets_asks_if_it_is_broadcasting_without_the_overview
     cluster = FakeCluster(model)
     needless = ("mqctl.model.clients", "mqctl.remoting.bodies_client", "mqctl.backends.live_groups")
     try:
-        probe = (
-            "import sys\nfrom mqctl.cli.app import main\n"
-            f"sys.argv = ['mqctl', 'consumerProgress', '-g', 'G5', '-n', {cluster.ns!r}, '-o', 'plain']\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        stderr = _probe(
+            ["consumerProgress", "-g", "G5", "-n", cluster.ns, "-o", "plain"],
             "sys.stderr.write('ASKED=' + str('mqctl.backends.live_pulls' in sys.modules) + '\\n')\n"
-            f"sys.stderr.write('NEEDLESS=' + ','.join(m for m in {needless!r} if m in sys.modules) + '\\n')\n"
+            f"sys.stderr.write('NEEDLESS=' + ','.join(m for m in {needless!r} if m in sys.modules) + '\\n')\n",
         )
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     finally:
         cluster.close()
-    assert "has no committed offsets on any broker" in r.stderr, r.stderr
-    assert "ASKED=True" in r.stderr, r.stderr  # the pull offsets were asked for
-    assert r.stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == "", r.stderr
+    assert "has no committed offsets on any broker" in stderr, stderr
+    assert "ASKED=True" in stderr, stderr  # the pull offsets were asked for
+    assert stderr.split("NEEDLESS=", 1)[1].split("\n", 1)[0] == "", stderr
 
 
 def _handed_while_waiting(args: list[str], watched: tuple[str, ...]) -> dict[str, str]:
@@ -160,9 +166,12 @@ def _handed_while_waiting(args: list[str], watched: tuple[str, ...]) -> dict[str
 
     cluster = FakeCluster(build_model())
     try:
-        probe = (
-            "import sys\nfrom mqctl.cli.app import main\n"
-            "from mqctl.backends.live import LiveBackend\nfrom mqctl.remoting.client import RemotingClient\n"
+        stderr = _probe(
+            ["consumerProgress", "-n", cluster.ns, *args],
+            "sys.stderr.write('HANDED=' + ','.join(handed) + '\\n')\n"
+            "sys.stderr.write('AT_FIRST=' + ','.join(first[0]) + '\\n')\n"
+            f"sys.stderr.write('AT_END=' + ','.join(m for m in {watched!r} if m in sys.modules) + '\\n')\n",
+            patch="from mqctl.backends.live import LiveBackend\nfrom mqctl.remoting.client import RemotingClient\n"
             "handed, first = [], []\n"
             "hand, ask = LiveBackend.when_idle, RemotingClient.call_many\n"
             "def when_idle(self, work):\n"
@@ -171,18 +180,12 @@ def _handed_while_waiting(args: list[str], watched: tuple[str, ...]) -> dict[str
             "def call_many(self, calls):\n"
             f"    first.append(first or [m for m in {watched!r} if m in sys.modules])\n"
             "    return ask(self, calls)\n"
-            "LiveBackend.when_idle, RemotingClient.call_many = when_idle, call_many\n"
-            f"sys.argv = ['mqctl', 'consumerProgress', '-n', {cluster.ns!r}, *{args!r}]\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "sys.stderr.write('HANDED=' + ','.join(handed) + '\\n')\n"
-            "sys.stderr.write('AT_FIRST=' + ','.join(first[0]) + '\\n')\n"
-            f"sys.stderr.write('AT_END=' + ','.join(m for m in {watched!r} if m in sys.modules) + '\\n')\n"
+            "LiveBackend.when_idle, RemotingClient.call_many = when_idle, call_many\n",
         )
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     finally:
         cluster.close()
-    assert "AT_END=" in r.stderr, r.stderr
-    return dict(line.split("=", 1) for line in r.stderr.splitlines() if "=" in line)
+    assert "AT_END=" in stderr, stderr
+    return dict(line.split("=", 1) for line in stderr.splitlines() if "=" in line)
 
 
 @pytest.mark.parametrize(("fmt", "writer"), [("plain", []), ("json", ["mqctl.render.jsonout"])])
