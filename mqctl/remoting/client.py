@@ -84,9 +84,9 @@ class RemotingClient:
     outstanding per connection; the rest wait their turn. Requests from the server are answered
     ``REQUEST_CODE_NOT_SUPPORTED`` (3) unless one-way, as a Java client without that processor does.
     A connection on which a request timed out is closed once nothing else is in flight on it.
-    Work handed to ``when_idle`` runs while requests are out and nothing is left to send: the
-    time the servers take to answer, otherwise spent waiting. Not thread-safe: one client per
-    thread.
+    Work handed to ``when_idle`` runs a piece at a time while requests are out, nothing is left
+    to send and no answer is in: the time the servers take to answer, otherwise spent waiting.
+    Not thread-safe: one client per thread.
     """
 
     def __init__(
@@ -138,7 +138,7 @@ class RemotingClient:
 
     def when_idle(self, work: Callable[[], object]) -> None:
         """Run ``work`` once, the next time this client waits for answers with every request sent
-        (e.g. importing the decoder of an answer on its way). For work done later anyway: an
+        and none in yet (e.g. importing the decoder of an answer on its way). For work done later anyway: an
         exception from it is dropped here and raised again where the work is really needed. At
         most ``MAX_IDLE_WORK`` pieces wait (a long-lived client whose answers are always in at
         once never runs them): a new one pushes out the oldest."""
