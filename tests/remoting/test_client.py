@@ -71,14 +71,16 @@ def test_idle_work_runs_once_with_the_request_already_sent(silent: FakeServer) -
     assert seen == [1]
 
 
-def test_failing_idle_work_leaves_the_call_alone(echo: FakeServer) -> None:
+def test_failing_idle_work_leaves_the_call_alone() -> None:
     ran: list[str] = []
+    gate = threading.Event()  # the echo answers once the first piece has run: the client waits
 
     def work() -> None:
         ran.append("x")
+        gate.set()
         raise ImportError("no such module")
 
-    with RemotingClient(timeout=SHORT) as client:
+    with FakeServer("echo", gate=gate) as echo, RemotingClient(timeout=SHORT) as client:
         client.when_idle(work)
         client.when_idle(lambda: ran.append("y"))
         results = client.call_many([Call(echo.addr, 30), Call(echo.addr, 31)])
