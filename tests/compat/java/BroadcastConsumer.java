@@ -87,6 +87,12 @@ public class BroadcastConsumer {
             consumer.setPullBatchSize(Integer.parseInt(opt.get("batch")));
             consumer.setPullThresholdForQueue(Integer.parseInt(opt.get("batch")));
         }
+        // A heartbeat every second, not every 30 s: when a rebalance's heartbeat (which carries the
+        // subscription's new version) meets another one in progress, the 4.9.7 client skips it
+        // ("lock heartBeat, but failed"), the broker then answers every pull with 25
+        // SUBSCRIPTION_NOT_LATEST until the next periodic heartbeat, and a run that waits 20 s for
+        // its first message ends with none.
+        consumer.setHeartbeatBrokerInterval(1000);
         consumer.setConsumeThreadMin(1);
         consumer.setConsumeThreadMax(1);
         consumer.setConsumeMessageBatchMaxSize(1);
