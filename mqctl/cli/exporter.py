@@ -18,7 +18,8 @@ HELP = """Serve every consumer group's lag on an HTTP endpoint for Prometheus (/
 or OpenMetrics when asked), and push alerts to Alertmanager (--alertmanager URL).
 
 A background round every --interval reads every group on one kept connection (the groups
-overview: a few requests per broker, not per group), the age of the oldest unconsumed message of
+overview in a few pipelined rounds: the brokers' offset tables, then every group's stats and
+clients at once), the age of the oldest unconsumed message of
 each lagging queue (cached by position), exact filtered lag where subscriptions are known (online
 clients, or the profile), the statuses of consumerProgress --watch over --window rounds, and the
 members online. A scrape serves the last complete round (mqctl_round_age_seconds says how old),

@@ -2,7 +2,8 @@
 on (``mqctl exporter``).
 
 A round is one ``groups_overview(detail=True)`` (the fleet question: every group's consume stats
-in a few requests per broker), the store times of the lagging queues' oldest messages in one
+in a few pipelined rounds: the brokers' offset tables, every group's stats at once, each topic's
+min offsets; backends/live_groups.py), the store times of the lagging queues' oldest messages in one
 batch (cached by queue position across rounds, as --watch caches them), exact filtered lag where
 a group's subscriptions are known (counted incrementally: only the entries that arrived or were
 consumed since the previous round are read), each group's window judged by ops/watch/rules (the
