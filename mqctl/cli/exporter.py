@@ -19,12 +19,12 @@ or OpenMetrics when asked), and push alerts to Alertmanager (--alertmanager URL)
 
 A background round every --interval reads every group on one kept connection (the groups
 overview in a few pipelined rounds: the brokers' offset tables, then every group's stats and
-clients at once), the age of the oldest unconsumed message of
-each lagging queue (cached by position), exact filtered lag where subscriptions are known (online
-clients, or the profile), the statuses of consumerProgress --watch over --window rounds, and the
-members online. A scrape serves the last complete round (mqctl_round_age_seconds says how old),
-never waits for the cluster and never mixes two rounds. A broker that does not answer a round is
-mqctl_broker_up 0; the other brokers' series stay.
+clients at once), the age of the oldest unconsumed message of each lagging queue (cached by
+position), exact filtered lag where subscriptions are known (online clients, or the profile), the
+statuses of consumerProgress --watch over --window rounds, and the members online. A scrape
+serves the last complete round (mqctl_round_age_seconds says how old), never waits for the cluster
+and never mixes two rounds. A broker that does not answer a round is mqctl_broker_up 0; the other
+brokers' series stay.
 
 Thresholds for the alerts, per group, are the profile's [profiles.NAME.exporter] table (README,
 "Exporter and alerts"); --print-rules prints the same thresholds as Prometheus rules instead.
