@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         TopicRoute,
         WriteResult,
     )
+    from mqctl.model.broadcast import GroupPresence
     from mqctl.model.pop import PopWheel
 
 
@@ -169,6 +170,13 @@ class Backend(Protocol):
         (a pull position, never a committed offset); empty on 4.x and 5.0 brokers. Every group's,
         or only ``group``'s. One offset-table question per broker (live: GET_ALL_CONSUMER_OFFSET);
         brokers that fail are warned about."""
+        ...
+
+    def group_presence(self, group: str) -> GroupPresence:
+        """``consumer_connection(group)`` and ``broadcast_pull_offsets(group)`` asked together: what
+        tells whether a group the brokers show no committed offsets of broadcasts. Live, one round
+        (the connection list, the route's brokers' offset tables, the cluster's broker list);
+        the pull offsets are left unread (None) when the online clients say CLUSTERING."""
         ...
 
     # --- positions in queues (batches) -----------------------------------------------------

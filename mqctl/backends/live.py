@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.backends.live_net import LiveNet, Request
-from mqctl.errors import MqctlError, NotFoundError, UnreachableError
+from mqctl.errors import MqctlError, NotFoundError
 from mqctl.model import RETRY_PREFIX, BackendKind, BackendTarget, BackendWarning, BrokerFailure, ConsumeStats
-from mqctl.remoting.codes import RequestCode, ResponseCode
+from mqctl.remoting.codes import RequestCode
 
 # How long a route stays known across the rounds of a long-running sampler: the Java client
 # polls the name server for its routes every 30 s (pollNameServerInterval).
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         TopicConfig,
         TopicRoute,
     )
+    from mqctl.model.broadcast import GroupPresence
     from mqctl.model.pop import PopWheel
     from mqctl.remoting.client import RemotingClient
     from mqctl.remoting.frame import RemotingCommand
@@ -134,13 +135,15 @@ class LiveBackend:
         assert self._net is not None, "use the backend as a context manager"
         return self._net
 
-    def ask(self, requests: Sequence[Request]) -> list[RemotingCommand | MqctlError]:
-        """(broker, code, fields) requests, pipelined; results (or errors) in order."""
+    def ask(
+        self, requests: Sequence[Request], *, learn_cluster: bool = False
+    ) -> list[RemotingCommand | MqctlError]:
+        """(broker, code, fields) requests, pipelined; results (or errors) in order.
+        ``learn_cluster``: the cluster's brokers asked in the same round (``LiveNet.call_many``)."""
         from mqctl.remoting.client import Call
 
-        return self.net.call_many(
-            [Call(self.net.broker_addr(b), code, fields) for b, code, fields in requests]
-        )
+        calls = [Call(self.net.broker_addr(b), code, fields) for b, code, fields in requests]
+        return self.net.call_many(calls, learn_cluster=learn_cluster)
 
     def _ask_ok(self, requests: Sequence[Request]) -> list[RemotingCommand]:
         return [
@@ -328,31 +331,24 @@ class LiveBackend:
 
             return connection_at(self, at, group)
 
-        brokers = [b.broker_name for b in self._group_brokers(group, None) if b.select_addr()]
-        if not brokers:
-            raise NotFoundError(f"consumer group {group!r}: no broker to ask")
-        code = RequestCode.GET_CONSUMER_CONNECTION_LIST
-        result, last = None, None
-        for broker in brokers:
-            (result,) = self.ask([(broker, code, {"consumerGroup": group})])
-            if not isinstance(result, MqctlError):
-                break
-            last = result  # unreachable: the next broker knows the same clients
-        if result is None or isinstance(result, MqctlError):
-            raise last or UnreachableError(f"no broker of group {group!r} answered")
-        if result.code == ResponseCode.CONSUMER_NOT_ONLINE:
-            raise NotFoundError(
-                f"consumer group {group!r} has no consumer online (the broker's answer: {result.remark})",
-                "connections exist only while clients run; consumerProgress shows the group's offsets",
-            )
-        # (the decoder and the client records load only for an answer with clients: a group
-        # without offsets asks this to tell whether it is broadcasting, and is usually offline)
-        from mqctl.remoting.bodies import decode_consumer_connection
+        from mqctl.backends.live_presence import connection
 
-        conn = decode_consumer_connection(self.net.ok(result, self.net.broker_addr(broker), code).body, group)
-        if not conn.connections:
-            raise NotFoundError(f"consumer group {group!r} has no consumer online")
-        return conn
+        return connection(self, group, self._connection_brokers(group))
+
+    def group_presence(self, group: str) -> GroupPresence:
+        from mqctl.backends.live_presence import presence
+
+        try:
+            brokers = self._connection_brokers(group)
+        except NotFoundError:
+            brokers = []  # no route and no subscription group: nobody to ask but every broker's table
+        known, self._tables = self._tables, {}
+        found, warnings = presence(self, group, brokers, known)
+        self._warnings += warnings
+        return found
+
+    def _connection_brokers(self, group: str) -> list[str]:
+        return [b.broker_name for b in self._group_brokers(group, None) if b.select_addr()]
 
     def recent_subscriptions(self, group: str, topics: Sequence[str]) -> Mapping[str, str]:
         from mqctl.backends.live_pop import recent_subscriptions

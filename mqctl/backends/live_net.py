@@ -35,7 +35,9 @@ class LiveRounds(Protocol):
 
     @property
     def net(self) -> LiveNet: ...
-    def ask(self, requests: Sequence[Request]) -> list[RemotingCommand | MqctlError]: ...
+    def ask(
+        self, requests: Sequence[Request], *, learn_cluster: bool = False
+    ) -> list[RemotingCommand | MqctlError]: ...
     def merge_stats(self, group: str, requests: list, results: list) -> ConsumeStats: ...
     def min_offsets(self, queues: Sequence[MessageQueue]) -> dict[MessageQueue, int]: ...
     def consumer_connection(self, group: str) -> ConsumerConnection: ...
@@ -70,9 +72,22 @@ class LiveNet:
             self._known_since = time.monotonic()
 
     # --- requests ------------------------------------------------------------------------
-    def call_many(self, calls: Sequence[Call]) -> list[RemotingCommand | MqctlError]:
+    def call_many(
+        self, calls: Sequence[Call], *, learn_cluster: bool = False
+    ) -> list[RemotingCommand | MqctlError]:
         """Every call pipelined; an ACL refusal comes back as an AccessDeniedError in its slot
-        (whoever asked gets it like any other failure of that broker)."""
+        (whoever asked gets it like any other failure of that broker). ``learn_cluster``: the
+        cluster's brokers (GET_BROKER_CLUSTER_INFO to the first name server) asked in the same
+        round when not known yet; should that fail, ``cluster_info`` asks again as usual."""
+        if learn_cluster and self._cluster is None:
+            from mqctl.remoting.client import Call
+
+            self.client.when_idle(partial(import_module, "mqctl.fastjson"))
+            ns = self.namesrvs[0]
+            *results, info = self.call_many([*calls, Call(ns, RequestCode.GET_BROKER_CLUSTER_INFO, None)])
+            if not isinstance(info, MqctlError) and info.code == ResponseCode.SUCCESS:
+                self._learn_cluster(info)
+            return results
         results = self.client.call_many(calls)
         for i, (call, r) in enumerate(zip(calls, results)):
             if isinstance(r, MqctlError):
@@ -173,15 +188,19 @@ class LiveNet:
 
     def cluster_info(self) -> ClusterInfo:
         if self._cluster is None:
-            from mqctl.remoting.bodies import decode_cluster_info
-
             # its broker ids are bare integer keys ({0:"host:port"}): fastjson's reader, loaded
             # while the name server answers
             self.client.when_idle(partial(import_module, "mqctl.fastjson"))
             addr, resp = self.ns_call(RequestCode.GET_BROKER_CLUSTER_INFO)
-            self._cluster = decode_cluster_info(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO).body)
-            self._addrs.clear()
+            self._learn_cluster(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO))
+        assert self._cluster is not None
         return self._cluster
+
+    def _learn_cluster(self, answer: RemotingCommand) -> None:
+        from mqctl.remoting.bodies import decode_cluster_info
+
+        self._cluster = decode_cluster_info(answer.body)
+        self._addrs.clear()
 
     def brokers(self) -> list[BrokerData]:
         """Every broker group of the cluster, in the name server's order."""

@@ -49,6 +49,7 @@ from mqctl.model import (
 
 if TYPE_CHECKING:
     from mqctl.backends.base import ProgressCallback
+    from mqctl.model.broadcast import GroupPresence
     from mqctl.model.pop import PopWheel
 
 _LIVE_ONLY_HINT = "query a live cluster with -n/--namesrvAddr, or mqadmin"
@@ -252,6 +253,13 @@ class StoreBackend:
         return broadcast_entries(
             {n: self._brokers[n].offsets.table.offsets for n in self.broker_names()}, group
         )
+
+    def group_presence(self, group: str) -> GroupPresence:
+        """No connection data in a store; the pull offsets its offset tables hold."""
+        from mqctl.model.broadcast import GroupPresence
+
+        found = self.broadcast_pull_offsets(group).get(group, {})
+        return GroupPresence(None, tuple(sorted(found.items(), key=lambda kv: kv[0].sort_key())))
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

@@ -10,7 +10,7 @@ from mqctl.model.queues import BackendTarget, BrokerFailure, MessageQueue
 from mqctl.records import field, record
 
 if TYPE_CHECKING:  # annotations only: a -g read that is not a broadcast's loads none of these
-    from mqctl.model.clients import Connection
+    from mqctl.model.clients import Connection, ConsumerConnection
     from mqctl.model.plans import ResetPlan, Target
     from mqctl.model.results import GroupProgress
     from mqctl.model.subexpr import SubExpr
@@ -103,6 +103,19 @@ class GroupModel:
     @property
     def broadcasting(self) -> bool:
         return self.model == BROADCASTING
+
+
+@record(frozen=True, slots=True)
+class GroupPresence:
+    """What tells whether a group without committed offsets broadcasts, asked together
+    (``Backend.group_presence``): its online clients, and the brokers' pull positions of it.
+
+    ``connection``: None when no client is online (or the backend cannot know: a store).
+    ``pull_offsets``: the group's ``topic@group@broadcast`` entries, in queue order; None when they
+    were not read, because the online clients say the group consumes CLUSTERING."""
+
+    connection: ConsumerConnection | None
+    pull_offsets: tuple[tuple[MessageQueue, int], ...] | None
 
 
 @record(frozen=True)

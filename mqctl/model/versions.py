@@ -6,6 +6,7 @@ from __future__ import annotations
 # Landmarks (docs/rocketmq-versions.md): the releases mqctl is checked against.
 V4_9_7 = 407
 V5_0_0 = 413
+V5_1_0 = 433  # the first to keep broadcasting groups' pull offsets (topic@group@broadcast)
 V5_2_0 = 453  # the broker-side reset (useServerSideResetOffset) on by default
 V5_3_3 = 479
 V5_5_0 = 513

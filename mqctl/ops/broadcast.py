@@ -111,10 +111,11 @@ def group_model(
 
     if declared is None and rows is not None and commits_offsets(rows):
         return None  # the group commits offsets to the broker: not broadcasting
-    conn = connection(backend, group)
+    seen = backend.group_presence(group)
+    conn = seen.connection
     if conn is not None and conn.message_model != BROADCASTING and declared is None:
         return None
-    pulls = _pull_offsets(backend, group)
+    pulls = seen.pull_offsets if seen.pull_offsets is not None else _pull_offsets(backend, group)
     if conn is not None and conn.message_model == BROADCASTING:
         return _model_of(conn, FROM_CLIENTS, pulls)
     if declared == BROADCASTING:

@@ -43,6 +43,7 @@ from mqctl.model import (
     WriteResult,
     java_string_hash,
 )
+from mqctl.model.broadcast import GroupPresence
 from mqctl.model.pop import PopAck, PopCheckpoint, PopWheel
 
 
@@ -230,6 +231,19 @@ class MemoryBackend:
     def broadcast_pull_offsets(self, group: str | None = None) -> Mapping[str, Mapping[MessageQueue, int]]:
         self.calls["broadcast_pull_offsets"] += 1
         return {g: dict(o) for g, o in self.broadcast_pulls.items() if group in (None, g)}
+
+    def group_presence(self, group: str) -> GroupPresence:
+        """The two questions it joins, asked one after the other (counted as such too); the pull
+        offsets left unread when the online clients say CLUSTERING, as the live backend does."""
+        self.calls["group_presence"] += 1
+        try:
+            conn: ConsumerConnection | None = self.consumer_connection(group)
+        except (NotFoundError, NotAvailableError):
+            conn = None
+        if conn is not None and conn.message_model != "BROADCASTING":
+            return GroupPresence(conn, None)
+        found = self.broadcast_pull_offsets(group).get(group, {})
+        return GroupPresence(conn, tuple(sorted(found.items(), key=lambda kv: kv[0].sort_key())))
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1
