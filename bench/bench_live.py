@@ -243,9 +243,9 @@ def overview_requests(ns: str) -> None:
     with LiveBackend(ns, timeout=60) as b:
         real = b.ask
 
-        def ask(reqs):  # type: ignore[no-untyped-def]
+        def ask(reqs, **kw):  # type: ignore[no-untyped-def]
             t = time.perf_counter()
-            out = real(reqs)
+            out = real(reqs, **kw)
             rounds[-1].append(time.perf_counter() - t)
             return out
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     )
     from mqctl.model.broadcast import GroupPresence
     from mqctl.model.pop import PopWheel
-    from mqctl.remoting.client import RemotingClient
+    from mqctl.remoting.client import OnAnswer, RemotingClient
     from mqctl.remoting.frame import RemotingCommand
     from mqctl.remoting.signing import Credentials
     from mqctl.remoting.tls import TlsSettings
@@ -136,14 +136,14 @@ class LiveBackend:
         return self._net
 
     def ask(
-        self, requests: Sequence[Request], *, learn_cluster: bool = False
+        self, requests: Sequence[Request], *, learn_cluster: bool = False, on_answer: OnAnswer | None = None
     ) -> list[RemotingCommand | MqctlError]:
         """(broker, code, fields) requests, pipelined; results (or errors) in order.
-        ``learn_cluster``: the cluster's brokers asked in the same round (``LiveNet.call_many``)."""
+        ``learn_cluster``, ``on_answer``: as ``LiveNet.call_many``'s."""
         from mqctl.remoting.client import Call
 
         calls = [Call(self.net.broker_addr(b), code, fields) for b, code, fields in requests]
-        return self.net.call_many(calls, learn_cluster=learn_cluster)
+        return self.net.call_many(calls, learn_cluster=learn_cluster, on_answer=on_answer)
 
     def _ask_ok(self, requests: Sequence[Request]) -> list[RemotingCommand]:
         return [

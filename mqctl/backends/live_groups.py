@@ -32,8 +32,9 @@ from __future__ import annotations
 
 from functools import partial
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from mqctl.backends.live_early import Early
 from mqctl.backends.live_pulls import Tables
 from mqctl.errors import MqctlError
 from mqctl.model import (
@@ -103,27 +104,40 @@ class _Round:
 
 
 def _tables_round(backend: LiveRounds, brokers: list[str], early: list[Request]) -> _Round:
-    """43, 201 and 21 from every broker; ``early`` requests ride along."""
+    """43, 201 and 21 from every broker, decoded while the ``early`` requests riding along are
+    answered."""
     asked: list[Request] = [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in brokers]
     asked += [(b, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {}) for b in brokers]
     asked += [(b, RequestCode.GET_ALL_TOPIC_CONFIG, {}) for b in brokers]
-    results = backend.ask(asked + early)
+    pre = Early(
+        backend.net.client, lambda i, answer: _decode_table(asked[i][1], answer.body), range(len(asked))
+    )
+    results = backend.ask(asked + early, on_answer=pre.on_answer)
     rnd = _Round()
     rnd.early = results[len(asked) :]
-    _read_tables(rnd, asked, results)
+    _read_tables(rnd, asked, results, pre)
     rnd.with_config = {g for g in rnd.with_config if not is_system_group(g)}
     return rnd
 
 
-def _read_tables(rnd: _Round, asked: list[Request], results: list) -> None:
+def _decode_table(code: int, body: bytes) -> Any:
     from mqctl.remoting.bodies import (
         decode_consumer_offsets_body,
         decode_subscription_group_names,
         decode_topic_config_names,
     )
+
+    if code == RequestCode.GET_ALL_CONSUMER_OFFSET:
+        return decode_consumer_offsets_body(body)
+    if code == RequestCode.GET_ALL_TOPIC_CONFIG:
+        return decode_topic_config_names(body)
+    return decode_subscription_group_names(body)
+
+
+def _read_tables(rnd: _Round, asked: list[Request], results: list, pre: Early[Any]) -> None:
     from mqctl.store.offsets import COMMITTED, split_offset_key
 
-    for (b, code, _fields), r in zip(asked, results):
+    for i, ((b, code, _fields), r) in enumerate(zip(asked, results)):
         if isinstance(r, MqctlError):
             rnd.dead.setdefault(b, r.message)
             continue
@@ -132,15 +146,15 @@ def _read_tables(rnd: _Round, asked: list[Request], results: list) -> None:
         if r.code != ResponseCode.SUCCESS or not r.body:
             continue  # "No consumer offset in this broker" and kin: nothing to add
         if code == RequestCode.GET_ALL_CONSUMER_OFFSET:
-            rnd.tables[b] = decode_consumer_offsets_body(r.body)
+            rnd.tables[b] = pre.take(i, r)
             for key in rnd.tables[b]:
                 parts = split_offset_key(key)
                 if parts is not None and parts[2] == COMMITTED:
                     rnd.with_offsets.add(parts[1])
         elif code == RequestCode.GET_ALL_TOPIC_CONFIG:
-            rnd.topics[b] = decode_topic_config_names(r.body)
+            rnd.topics[b] = pre.take(i, r)
         else:
-            rnd.with_config.update(decode_subscription_group_names(r.body))
+            rnd.with_config.update(pre.take(i, r))
 
 
 def _topics_by_group(table: dict[str, dict[int, int]]) -> dict[str, list[str]]:
@@ -174,17 +188,19 @@ def _stats_requests(
     return out
 
 
-def _part(backend: LiveRounds, group: str, broker: str, results: list) -> ConsumeStats | MqctlError:
-    """One broker's share of a group's stats from its 208 answers (topic by topic): their queues
-    in turn, their TPS summed as 208 sums them; the first error if one failed."""
+def _part(
+    backend: LiveRounds, group: str, broker: str, results: list[tuple[int, Any]], pre: Early[ConsumeStats]
+) -> ConsumeStats | MqctlError:
+    """One broker's share of a group's stats from its 208 answers (topic by topic; index and
+    answer, decoded by ``pre``): their queues in turn, their TPS summed as 208 sums them; the
+    first error if one failed."""
     addr = backend.net.broker_addr(broker)
     queues: list = []
     tps = 0.0
     try:
-        for r in results:
-            body = backend.net.ok(r, addr, RequestCode.GET_CONSUME_STATS).body
-            if body:
-                part = decode_consume_stats(body, group, broker)
+        for i, r in results:
+            if backend.net.ok(r, addr, RequestCode.GET_CONSUME_STATS).body:
+                part = pre.take(i, r)
                 queues += part.queues
                 tps = part.consume_tps + tps
     except MqctlError as exc:
@@ -228,14 +244,18 @@ def overview(backend: LiveRounds, *, detail: bool = False) -> tuple[list[GroupOv
     conns, late, conn_requests = _connection_plan(rnd, brokers, groups.names, refs)
     known = {b: _topics_by_group(t) for b, t in rnd.tables.items()}
     plans = [_stats_requests(r.name, brokers, known) for r in refs]
-    results = iter(
-        backend.ask([q for plan in plans for per_broker in plan for q in per_broker] + conn_requests)
+    # each 208 answer's (group, broker), to decode it while the others come in
+    whose = [(r.name, b) for r, plan in zip(refs, plans) for per_broker in plan for b, _c, _f in per_broker]
+    pre: Early[ConsumeStats] = Early(
+        backend.net.client, lambda i, answer: decode_consume_stats(answer.body, *whose[i]), range(len(whose))
     )
+    asked = [q for plan in plans for per_broker in plan for q in per_broker]
+    results = iter(enumerate(backend.ask(asked + conn_requests, on_answer=pre.on_answer)))
     parts = [
-        [_part(backend, r.name, b, [next(results) for _ in asked]) for b, asked in zip(brokers, plan)]
+        [_part(backend, r.name, b, [next(results) for _ in qs], pre) for b, qs in zip(brokers, plan)]
         for r, plan in zip(refs, plans)
     ]
-    conns.update(zip(late, results))
+    conns.update(zip(late, (answer for _i, answer in results)))
     out = [
         _group(
             backend,

@@ -21,7 +21,7 @@ from mqctl.remoting.codes import RequestCode, ResponseCode, request_name, respon
 if TYPE_CHECKING:
     from mqctl.model import ConsumerConnection, ConsumeStats, MessageQueue
     from mqctl.remoting.bodies import ClusterInfo
-    from mqctl.remoting.client import Call, RemotingClient
+    from mqctl.remoting.client import Call, OnAnswer, RemotingClient
     from mqctl.remoting.frame import RemotingCommand
 
 
@@ -36,7 +36,7 @@ class LiveRounds(Protocol):
     @property
     def net(self) -> LiveNet: ...
     def ask(
-        self, requests: Sequence[Request], *, learn_cluster: bool = False
+        self, requests: Sequence[Request], *, learn_cluster: bool = False, on_answer: OnAnswer | None = None
     ) -> list[RemotingCommand | MqctlError]: ...
     def merge_stats(self, group: str, requests: list, results: list) -> ConsumeStats: ...
     def min_offsets(self, queues: Sequence[MessageQueue]) -> dict[MessageQueue, int]: ...
@@ -73,22 +73,25 @@ class LiveNet:
 
     # --- requests ------------------------------------------------------------------------
     def call_many(
-        self, calls: Sequence[Call], *, learn_cluster: bool = False
+        self, calls: Sequence[Call], *, learn_cluster: bool = False, on_answer: OnAnswer | None = None
     ) -> list[RemotingCommand | MqctlError]:
         """Every call pipelined; an ACL refusal comes back as an AccessDeniedError in its slot
         (whoever asked gets it like any other failure of that broker). ``learn_cluster``: the
         cluster's brokers (GET_BROKER_CLUSTER_INFO to the first name server) asked in the same
-        round when not known yet; should that fail, ``cluster_info`` asks again as usual."""
+        round when not known yet; should that fail, ``cluster_info`` asks again as usual.
+        ``on_answer``: ``RemotingClient.call_many``'s (told of each answer as it comes in, before
+        an ACL refusal is turned into its error)."""
         if learn_cluster and self._cluster is None:
             from mqctl.remoting.client import Call
 
             self.client.when_idle(partial(import_module, "mqctl.fastjson"))
             ns = self.namesrvs[0]
-            *results, info = self.call_many([*calls, Call(ns, RequestCode.GET_BROKER_CLUSTER_INFO, None)])
+            asked = [*calls, Call(ns, RequestCode.GET_BROKER_CLUSTER_INFO, None)]
+            *results, info = self.call_many(asked, on_answer=on_answer)
             if not isinstance(info, MqctlError) and info.code == ResponseCode.SUCCESS:
                 self._learn_cluster(info)
             return results
-        results = self.client.call_many(calls)
+        results = self.client.call_many(calls, on_answer)
         for i, (call, r) in enumerate(zip(calls, results)):
             if isinstance(r, MqctlError):
                 continue

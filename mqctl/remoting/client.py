@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mqctl.remoting.tls import TlsSettings
 
 Result = RemotingCommand | MqctlError
+OnAnswer = Callable[[int, Result], None]  # (index of the call, its result) as each comes in
 
 # Polling period while a host name is being resolved on its helper thread.
 _RESOLVE_POLL = 0.005
@@ -170,9 +171,11 @@ class RemotingClient:
             raise result
         return result
 
-    def call_many(self, calls: Sequence[Call]) -> list[Result]:
-        """Every call pipelined at once; results in input order, a failure as an error in its slot."""
-        return _Batch(self, calls).run()
+    def call_many(self, calls: Sequence[Call], on_answer: OnAnswer | None = None) -> list[Result]:
+        """Every call pipelined at once; results in input order, a failure as an error in its slot.
+        ``on_answer(index, result)`` is told of each result as it comes in (to hand ``when_idle``
+        the work on it, done while the other answers are on their way); it must not raise."""
+        return _Batch(self, calls, on_answer).run()
 
     def _new_conn(self, addr: str) -> Conn:
         if self.tls and self._ssl_context is None:
@@ -187,8 +190,11 @@ class RemotingClient:
 class _Batch:
     """The selector loop of one ``call_many``."""
 
-    def __init__(self, client: RemotingClient, calls: Sequence[Call]) -> None:
+    def __init__(
+        self, client: RemotingClient, calls: Sequence[Call], on_answer: OnAnswer | None = None
+    ) -> None:
         self.client = client
+        self.on_answer = on_answer
         self.results: list[Result | None] = [None] * len(calls)
         self.queues: dict[str, deque[Pending]] = {}
         self.waiting: deque[str] = deque()
@@ -237,6 +243,8 @@ class _Batch:
             p.done = True
             self.results[p.index] = result
             self.remaining -= 1
+            if self.on_answer is not None:
+                self.on_answer(p.index, result)
 
     def _fail_addr(self, addr: str, conn: Conn | None, err: MqctlError) -> None:
         """A broken connection fails every call for its address: sent, queued, not yet sent."""

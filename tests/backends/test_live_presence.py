@@ -49,9 +49,9 @@ def rounds(b: LiveBackend) -> list[list[int]]:
     sent: list[list[int]] = []
     real = b.net.client.call_many
 
-    def spy(calls):  # type: ignore[no-untyped-def]
+    def spy(calls, on_answer=None):  # type: ignore[no-untyped-def]
         sent.append(sorted(c.code for c in calls))
-        return real(calls)
+        return real(calls, on_answer)
 
     b.net.client.call_many = spy  # type: ignore[method-assign]
     return sent
@@ -109,7 +109,9 @@ def test_broadcasting_clients_with_their_pull_offsets() -> None:
     try:
         with LiveBackend(c.ns) as b:
             m = group_model(b, G, None, rows=[])
-        assert m is not None and m.source == "clients" and [x.client_id for x in m.clients] == ["192.0.2.7@p1"]
+        assert (
+            m is not None and m.source == "clients" and [x.client_id for x in m.clients] == ["192.0.2.7@p1"]
+        )
         assert m.pull_offsets == ((A0, 3), (A1, 5))
     finally:
         c.close()

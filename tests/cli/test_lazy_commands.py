@@ -177,9 +177,9 @@ def _handed_while_waiting(args: list[str], watched: tuple[str, ...]) -> dict[str
             "def when_idle(self, work):\n"
             "    handed.append(work.args[0] if hasattr(work, 'args') else work.__name__)\n"
             "    hand(self, work)\n"
-            "def call_many(self, calls):\n"
+            "def call_many(self, calls, on_answer=None):\n"
             f"    first.append(first or [m for m in {watched!r} if m in sys.modules])\n"
-            "    return ask(self, calls)\n"
+            "    return ask(self, calls, on_answer)\n"
             "LiveBackend.when_idle, RemotingClient.call_many = when_idle, call_many\n",
         )
     finally:

@@ -265,7 +265,7 @@ def _overview_asked_per_topic(cluster: RocketMQ, groups: list[str], fidelity) ->
     asked: list = []
     with LiveBackend(cluster.namesrv_addr, timeout=60) as backend:
         real = backend.ask
-        backend.ask = lambda reqs: asked.extend(reqs) or real(reqs)  # type: ignore[method-assign]
+        backend.ask = lambda reqs, **kw: asked.extend(reqs) or real(reqs, **kw)  # type: ignore[method-assign]
         stats = {ov.ref.name: ov.stats for ov in backend.groups_overview()}
         by_overview = list(asked)  # not the requests of the comparison below
         direct = {g: backend.consume_stats(g, detail=False) for g in groups}

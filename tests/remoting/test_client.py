@@ -122,6 +122,24 @@ def test_idle_work_waiting_is_bounded_the_oldest_pushed_out(silent: FakeServer) 
     assert ran == list(range(3, MAX_IDLE_WORK + 3))
 
 
+def test_each_result_is_told_as_it_comes_in(echo: FakeServer) -> None:
+    """on_answer hears of every call once, with the object call_many returns, a failure included,
+    and before the batch ends (the reverse server answers the last request first)."""
+    told: list[tuple[int, object]] = []
+    bad = refused_addr()
+    with RemotingClient(timeout=SHORT) as client:
+        results = client.call_many(
+            [Call(echo.addr, 1), Call(bad, 2), Call(echo.addr, 3)], on_answer=lambda i, r: told.append((i, r))
+        )
+    assert sorted(i for i, _r in told) == [0, 1, 2]
+    assert all(results[i] is r for i, r in told)
+    assert isinstance(dict(told)[1], errors.UnreachableError)
+    with FakeServer("reverse", batch=5) as server, RemotingClient(timeout=2) as client:
+        told.clear()
+        client.call_many([Call(server.addr, i) for i in range(5)], on_answer=lambda i, r: told.append((i, r)))
+    assert [i for i, _r in told] == [4, 3, 2, 1, 0]
+
+
 # -- plain calls ------------------------------------------------------------------------------------
 
 
