@@ -89,7 +89,10 @@ class LiveNet:
             asked = [*calls, Call(ns, RequestCode.GET_BROKER_CLUSTER_INFO, None)]
             *results, info = self.call_many(asked, on_answer=on_answer)
             if not isinstance(info, MqctlError) and info.code == ResponseCode.SUCCESS:
-                self._learn_cluster(info)
+                try:
+                    self._learn_cluster(info)
+                except MqctlError:
+                    pass  # a body that cannot be read: cluster_info asks again, and says so, if needed
             return results
         results = self.client.call_many(calls, on_answer)
         for i, (call, r) in enumerate(zip(calls, results)):

@@ -164,3 +164,30 @@ def test_a_broker_the_route_lacks_is_asked_in_a_second_round(offline: FakeCluste
         assert seen.pull_offsets == ((A0, 3), (A1, 5), (MessageQueue(T, "broker-b", 0), 4))
     finally:
         offline.model.broker("broker-b").topics[f"%RETRY%{G}"] = Topic([Queue()])
+
+
+def test_a_cluster_list_that_cannot_be_read_is_asked_again_only_when_needed() -> None:
+    """The broker list rides along; when its body cannot be read, a group whose clients say
+    CLUSTERING needs no list and gets its answer; an offline group's tables need it, and the
+    list asked again on its own says what is wrong with it."""
+    from mqctl_testkit.fakebodies import Reply
+
+    from mqctl.errors import ProtocolError
+
+    for message_model in ("CLUSTERING", None):
+        c = FakeCluster(model(message_model))
+        ns = c.namesrvs[0]
+        real = ns.answer
+        ns.answer = lambda code, f, v, real=real: (
+            Reply(0, None, {}, b"{garbage") if code == CLUSTER_INFO else real(code, f, v)
+        )
+        try:
+            with LiveBackend(c.ns) as b:
+                if message_model is None:
+                    with pytest.raises(ProtocolError):
+                        b.group_presence(G)
+                else:
+                    assert b.group_presence(G).connection is not None
+            assert ns.codes().count(CLUSTER_INFO) == (1 if message_model else 2)
+        finally:
+            c.close()
