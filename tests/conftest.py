@@ -1,12 +1,14 @@
-"""Shared fixtures: every test isolated from the developer's environment, and a demo store built
-once per test session."""
+"""Shared fixtures: every test isolated from the developer's environment, a demo store built
+once per test session, and the remoting client's fake servers that answer at once or never."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from mqctl_testkit.cli import NOW_MS
+from mqctl_testkit.fakeserver import FakeServer
 
 from mqctl.store.demo import DemoSummary, build_demo_store
 
@@ -56,3 +58,17 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> DemoSummary:
     """The ``mqctl demo`` store (read-only for tests: copy it before writing). ``.root`` is its path."""
     root = tmp_path_factory.mktemp("demo") / "store"
     return build_demo_store(root, now_ms=DEMO_NOW_MS)
+
+
+@pytest.fixture
+def echo() -> Iterator[FakeServer]:
+    """A server that answers every request at once, echoing its code, fields and body."""
+    with FakeServer("echo") as server:
+        yield server
+
+
+@pytest.fixture
+def silent() -> Iterator[FakeServer]:
+    """A server that reads requests and never answers (a client waits on it until its timeout)."""
+    with FakeServer("silent") as server:
+        yield server

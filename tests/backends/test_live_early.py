@@ -5,7 +5,6 @@ answer is taken, and the same result either way."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 from mqctl_testkit.fakeserver import FakeServer
@@ -16,18 +15,6 @@ from mqctl.remoting.client import Call, RemotingClient
 from mqctl.remoting.frame import RemotingCommand
 
 SHORT = 0.3
-
-
-@pytest.fixture
-def echo() -> Iterator[FakeServer]:
-    with FakeServer("echo") as server:
-        yield server
-
-
-@pytest.fixture
-def silent() -> Iterator[FakeServer]:
-    with FakeServer("silent") as server:
-        yield server
 
 
 def upper(_i: int, answer: RemotingCommand) -> str:

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -26,18 +25,6 @@ from mqctl.remoting.signing import Credentials
 
 SHORT = 0.3
 MARGIN = 0.25  # scheduling slack on a loaded CI machine
-
-
-@pytest.fixture
-def echo() -> Iterator[FakeServer]:
-    with FakeServer("echo") as server:
-        yield server
-
-
-@pytest.fixture
-def silent() -> Iterator[FakeServer]:
-    with FakeServer("silent") as server:
-        yield server
 
 
 def echoes(results: list[RemotingCommand | errors.MqctlError]) -> list[str | None]:
