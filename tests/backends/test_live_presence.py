@@ -13,6 +13,7 @@ from mqctl_testkit.fakecluster import FakeCluster
 from mqctl_testkit.fakemodel import Broker, Client, Cluster, Msg, Online, Queue, Topic
 
 from mqctl.backends.live import LiveBackend
+from mqctl.errors import NotFoundError
 from mqctl.model import MessageQueue
 from mqctl.ops.broadcast import group_model
 
@@ -79,7 +80,7 @@ def test_the_model_read_from_it_equals_asking_apart(offline: FakeCluster) -> Non
         m = group_model(b, G, None, rows=[])
     with LiveBackend(offline.ns) as apart:
         pulls = apart.broadcast_pull_offsets(G)
-        with pytest.raises(Exception, match="no consumer online"):
+        with pytest.raises(NotFoundError, match="no consumer online"):
             apart.consumer_connection(G)
     assert m is not None and m.source == "topic@group@broadcast" and m.clients == ()
     assert dict(m.pull_offsets) == pulls[G] == {A0: 3, A1: 5}
