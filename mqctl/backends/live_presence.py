@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError, NotFoundError, UnreachableError
-from mqctl.model.broadcast import BROADCASTING, GroupPresence
+from mqctl.model.broadcast import BROADCASTING, GroupPresence, in_queue_order
 from mqctl.remoting.codes import RequestCode, ResponseCode
 
 if TYPE_CHECKING:
     from mqctl.backends.live_net import LiveRounds
     from mqctl.backends.live_pulls import Tables
-    from mqctl.model import BackendWarning, ConsumerConnection, MessageQueue
+    from mqctl.model import BackendWarning, ConsumerConnection
     from mqctl.remoting.frame import RemotingCommand
 
 CONNECTIONS = RequestCode.GET_CONSUMER_CONNECTION_LIST
@@ -69,7 +69,7 @@ def presence(
 
     if not brokers:
         pulls, warnings = broadcast_pulls(backend, group, known)
-        return GroupPresence(None, _in_order(pulls, group)), warnings
+        return GroupPresence(None, in_queue_order(pulls.get(group, {}))), warnings
     tables = [b for b in brokers if b not in known and may_hold_pulls(backend, b)]
     requests = [(brokers[0], CONNECTIONS, {"consumerGroup": group})]
     requests += [(b, RequestCode.GET_ALL_CONSUMER_OFFSET, {}) for b in tables]
@@ -85,8 +85,4 @@ def presence(
     if conn is not None and conn.message_model != BROADCASTING:
         return GroupPresence(conn, None), []
     pulls, warnings = broadcast_pulls(backend, group, known, dict(zip(tables, answers)))
-    return GroupPresence(conn, _in_order(pulls, group)), warnings
-
-
-def _in_order(pulls: dict[str, dict[MessageQueue, int]], group: str) -> tuple[tuple[MessageQueue, int], ...]:
-    return tuple(sorted(pulls.get(group, {}).items(), key=lambda kv: kv[0].sort_key()))
+    return GroupPresence(conn, in_queue_order(pulls.get(group, {}))), warnings

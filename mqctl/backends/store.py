@@ -256,10 +256,9 @@ class StoreBackend:
 
     def group_presence(self, group: str) -> GroupPresence:
         """No connection data in a store; the pull offsets its offset tables hold."""
-        from mqctl.model.broadcast import GroupPresence
+        from mqctl.model.broadcast import GroupPresence, in_queue_order
 
-        found = self.broadcast_pull_offsets(group).get(group, {})
-        return GroupPresence(None, tuple(sorted(found.items(), key=lambda kv: kv[0].sort_key())))
+        return GroupPresence(None, in_queue_order(self.broadcast_pull_offsets(group).get(group, {})))
 
     # --- positions ---------------------------------------------------------------------------
     def offsets_for_times(self, queries: Sequence[QueueTime]) -> list[int]:

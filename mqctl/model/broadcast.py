@@ -10,6 +10,8 @@ from mqctl.model.queues import BackendTarget, BrokerFailure, MessageQueue
 from mqctl.records import field, record
 
 if TYPE_CHECKING:  # annotations only: a -g read that is not a broadcast's loads none of these
+    from collections.abc import Mapping
+
     from mqctl.model.clients import Connection, ConsumerConnection
     from mqctl.model.plans import ResetPlan, Target
     from mqctl.model.results import GroupProgress
@@ -103,6 +105,12 @@ class GroupModel:
     @property
     def broadcasting(self) -> bool:
         return self.model == BROADCASTING
+
+
+def in_queue_order(pulls: Mapping[MessageQueue, int]) -> tuple[tuple[MessageQueue, int], ...]:
+    """A group's pull offsets (queue -> offset) as ``GroupModel`` and ``GroupPresence`` hold them:
+    (queue, offset) pairs in queue order."""
+    return tuple(sorted(pulls.items(), key=lambda kv: kv[0].sort_key()))
 
 
 @record(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from mqctl.model.broadcast import (
     ClientOffsets,
     ClientProgress,
     GroupModel,
+    in_queue_order,
 )
 from mqctl.records import replace
 
@@ -85,7 +86,7 @@ def _pull_offsets(backend: Backend, group: str) -> tuple[tuple[MessageQueue, int
         found = backend.broadcast_pull_offsets(group).get(group, {})
     except NotAvailableError:
         return ()
-    return tuple(sorted(found.items(), key=lambda kv: kv[0].sort_key()))
+    return in_queue_order(found)
 
 
 def _model_of(

@@ -43,7 +43,7 @@ from mqctl.model import (
     WriteResult,
     java_string_hash,
 )
-from mqctl.model.broadcast import GroupPresence
+from mqctl.model.broadcast import GroupPresence, in_queue_order
 from mqctl.model.pop import PopAck, PopCheckpoint, PopWheel
 
 
@@ -243,7 +243,7 @@ class MemoryBackend:
         if conn is not None and conn.message_model != "BROADCASTING":
             return GroupPresence(conn, None)
         found = self.broadcast_pull_offsets(group).get(group, {})
-        return GroupPresence(conn, tuple(sorted(found.items(), key=lambda kv: kv[0].sort_key())))
+        return GroupPresence(conn, in_queue_order(found))
 
     def running_info(self, group: str, client_id: str) -> ConsumerRunningInfo:
         self.calls["running_info"] += 1
