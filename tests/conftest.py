@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 from mqctl_testkit.cli import NOW_MS
 from mqctl_testkit.fakeserver import FakeServer
 
@@ -18,6 +19,25 @@ DEMO_NOW_MS = NOW_MS
 # What a developer's shell may hold that changes mqctl's answers: a cluster (NAMESRV_ADDR, a
 # profile), its settings, where it keeps files, and how a terminal looks.
 _ENV_DROPPED = ("NAMESRV_ADDR", "ROCKETMQ_HOME", "COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR")
+
+
+# The fast run's randomised tests: a fifth of the full run's examples (mqctl_testkit.thorough).
+settings.register_profile("fast", max_examples=20)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast run (``-m`` leaving ``slow`` out) tries a fifth of the random cases, unless a
+    Hypothesis profile is named with ``--hypothesis-profile``. Runs before any test module is
+    imported, so the counts written in tests (``thorough.cases``) see the profile."""
+    if "not slow" in (config.option.markexpr or "") and config.getoption("hypothesis_profile", None) is None:
+        settings.load_profile("fast")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    n = settings.default.max_examples
+    return f"random cases: {n} examples per property by default" + (
+        " (the fast run: a fifth)" if n < 100 else ""
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

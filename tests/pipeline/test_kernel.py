@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import StoreCorruptError
 from mqctl.store.consumequeue import CQ_DTYPE, ConsumeQueue
@@ -93,7 +94,7 @@ def test_ragged_buffer_is_corrupt() -> None:
         count_tag_matches(np.zeros(3, dtype=np.int64), {TAG_A})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=cases(200), deadline=None)
 @given(
     st.lists(st.integers(-(2**31), 2**31 - 1) | st.sampled_from([0, AA, TAG_A, POLY]), max_size=60),
     st.sets(st.integers(-(2**31), 2**31 - 1) | st.sampled_from([0, AA, TAG_A, POLY]), max_size=7),

@@ -9,6 +9,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import ProtocolError
 from mqctl.model import MessageQueue
@@ -66,7 +67,7 @@ def test_keys_refused_either_way(text: str) -> None:
 names = st.text(alphabet=st.sampled_from(list('ab-%"\\\x01é{}:, ')), max_size=5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(names, st.integers(-5, 2**32), names, st.one_of(st.none(), st.just("h")))
 def test_the_fast_reading_equals_the_parsed_one(broker: str, qid: int, topic: str, hint: str | None) -> None:
     obj = {"brokerName": broker, "queueId": qid, "topic": topic}
@@ -132,7 +133,7 @@ entries = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(
     entries,
     st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(0, 9)),
@@ -164,7 +165,7 @@ def test_broker_bodies_take_the_fast_reading(monkeypatch: pytest.MonkeyPatch) ->
     assert fast_dup == slow_dup
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=cases(200), deadline=None)
 @given(
     entries.filter(lambda es: len(es) >= 2),
     st.sampled_from(["", " ", ",", ",,", "x", "\n", '"a":1,']),

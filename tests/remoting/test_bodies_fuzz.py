@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 from test_bodies import (
     CLUSTER_INFO,
     CONSUME_STATS,
@@ -100,7 +101,7 @@ SEEDS: list[tuple[str, bytes]] = [
 ]
 JSON_SEEDS = [(name, body) for name, body in SEEDS if name != "message"]
 
-MUTATION_INPUTS = 100_000
+MUTATION_INPUTS = cases(100_000)
 
 
 def attempt(name: str, body: bytes) -> bool:
@@ -188,9 +189,9 @@ def test_deep_nesting(name: str) -> None:
 # Hypothesis: random bytes, JSON-ish text, typed replacements inside valid bodies
 
 names = st.sampled_from(sorted(DECODERS))
-FUZZ = settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=cases(700), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Re-encoding a whole document per example is slower: fewer examples, same coverage of paths.
-FUZZ_DOC = settings(max_examples=350, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ_DOC = settings(max_examples=cases(350), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ

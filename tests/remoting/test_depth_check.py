@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import ProtocolError
 from mqctl.remoting.bodies_json import MAX_DEPTH, check_depth
@@ -77,14 +78,14 @@ def test_depth_of_known_texts(text: str, refused: bool) -> None:
 _PIECES = st.sampled_from(["[", "]", "{", "}", '"', "a", ",", "é", "\\", "[[[[[[[[", "]]]]]]]]", '""'])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=cases(1500), deadline=None)
 @given(st.lists(_PIECES, max_size=40), st.integers(min_value=MAX_DEPTH - 3, max_value=MAX_DEPTH + 3))
 def test_depth_as_the_reference_reads_it(pieces: list[str], pad: int) -> None:
     text = "[" * pad + "".join(pieces)
     assert _refused(text) is (_reference_depth(text) > MAX_DEPTH)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=cases(1500), deadline=None)
 @given(
     st.lists(_PIECES.filter(lambda p: p != "\\"), max_size=40),
     st.integers(min_value=MAX_DEPTH - 3, max_value=MAX_DEPTH + 3),

@@ -10,6 +10,7 @@ from enum import Enum
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import ProtocolError
 from mqctl.remoting.codes import LANGUAGE_CODES, LanguageCode
@@ -303,13 +304,13 @@ def feed_all(data: bytes, chunk: int) -> None:
         pass
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(st.binary(max_size=300), st.integers(1, 64))
 def test_random_bytes_raise_only_protocol_error(data: bytes, chunk: int) -> None:
     feed_all(data, chunk)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=cases(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([GOLDEN_JSON, GOLDEN_BINARY, json_frame(RESPONSE_HEADER)]), st.data())
 def test_mutated_frames_raise_only_protocol_error(base: bytes, data: st.DataObject) -> None:
     buf = bytearray(base)
@@ -351,7 +352,7 @@ def commands(draw: st.DrawFn, binary: bool) -> RemotingCommand:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=cases(200), deadline=None)
 @given(st.one_of(commands(binary=False), commands(binary=True)))
 def test_round_trip(cmd: RemotingCommand) -> None:
     data = encode_command(cmd, cmd.serialize_type)
@@ -363,7 +364,7 @@ def test_round_trip(cmd: RemotingCommand) -> None:
 PLAIN = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E) | st.sampled_from("é中😀"), max_size=10)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=cases(100), deadline=None)
 @given(INT32, INT32, st.none() | PLAIN, st.dictionaries(PLAIN, PLAIN, max_size=4))
 def test_json_header_is_compact_sorted_raw_utf8(
     code: int, opaque: int, remark: str | None, ext: dict
@@ -376,7 +377,7 @@ def test_json_header_is_compact_sorted_raw_utf8(
     assert ("extFields" in json.loads(header)) == bool(ext)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(st.text(st.sampled_from("0123456789+-_ .٣e"), max_size=25))
 def test_ext_int_agrees_with_java_long_rules(value: str) -> None:
     # Oracle: Long.parseLong accepts an optional sign and ASCII digits within the int64 range.
@@ -394,7 +395,7 @@ def test_ext_int_agrees_with_java_long_rules(value: str) -> None:
 FIELD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63), TEXT)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(
     st.integers(-(2**31) - 2, 2**31 + 1),
     st.integers(-(2**31) - 2, 2**31 + 1),
@@ -438,7 +439,7 @@ _SHAPED_NAMES = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=cases(400), deadline=None)
 @given(
     st.sampled_from([208, 203, 105, 2**31, -1]),
     _SHAPED_NAMES,

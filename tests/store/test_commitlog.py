@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mqctl_testkit.storebytes import BLANK_MAGIC, build_record, seg_name, write_segments
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.store.commitlog import (
@@ -173,7 +174,7 @@ def test_truncated_worked_example_is_corrupt(cut: int) -> None:
         decode_record(WORKED[:cut])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(st.binary(max_size=400), st.integers(min_value=0, max_value=64))
 def test_random_bytes_raise_only_store_corrupt(data: bytes, pos: int) -> None:
     for fn in (decode_record, store_timestamp_at):
@@ -183,7 +184,7 @@ def test_random_bytes_raise_only_store_corrupt(data: bytes, pos: int) -> None:
             pass
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(
     st.integers(min_value=0, max_value=165), st.integers(min_value=0, max_value=165), st.binary(max_size=4)
 )

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mqctl_testkit.storebytes import cq_entry, seg_name
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.store.consumequeue import CQ_DTYPE, CQ_UNIT, ConsumeQueue, Segment, list_segments
@@ -80,7 +81,7 @@ def test_list_segments_refuses_bad_layouts(tmp_path: Path, files: dict[int, int]
         list_segments(tmp_path)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=cases(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 130)), max_size=5))
 def test_list_segments_random_layouts_raise_only_store_corrupt(tmp_path: Path, files: list) -> None:
     d = tmp_path / f"q{abs(hash(tuple(files)))}"

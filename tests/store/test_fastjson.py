@@ -7,6 +7,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import StoreCorruptError
 from mqctl.fastjson import FrozenKey, dumps_compact, dumps_pretty, loads
@@ -189,7 +190,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=cases(200))
 @given(values)
 def test_round_trip(v: object) -> None:
     assert loads(dumps_pretty(v)) == v
@@ -202,7 +203,7 @@ def test_standard_json_is_read(d: dict) -> None:
     assert loads(json.dumps(d, indent="\t")) == d
 
 
-@settings(max_examples=300)
+@settings(max_examples=cases(300))
 @given(st.text(max_size=60))
 def test_random_text_only_typed_errors(text: str) -> None:
     try:
@@ -297,7 +298,7 @@ _docs = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=cases(300), deadline=None)
 @given(_docs)
 def test_stdlib_path_equals_the_lenient_parser(doc: object) -> None:
     for text in (dumps_compact(doc), dumps_pretty(doc)):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import StoreCorruptError
 from mqctl.model import TopicConfig
@@ -107,7 +108,7 @@ def test_loaders_use_bak_rule(tmp_path: Path) -> None:
         load_subscription_groups(tmp_path, retries=0)
 
 
-@settings(max_examples=200)
+@settings(max_examples=cases(200))
 @given(st.binary(max_size=80))
 def test_random_bytes_only_typed_errors(data: bytes) -> None:
     for decode in (decode_topics, decode_subscription_groups):

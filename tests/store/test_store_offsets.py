@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.store.offsets import (
@@ -172,7 +173,7 @@ def test_plain_table_reads_every_entry() -> None:
     }
 
 
-@settings(max_examples=200)
+@settings(max_examples=cases(200))
 @given(st.binary(max_size=80))
 def test_random_bytes_only_typed_errors(data: bytes) -> None:
     try:
@@ -202,7 +203,7 @@ tables = st.builds(
 )
 
 
-@settings(max_examples=100)
+@settings(max_examples=cases(100))
 @given(tables)
 def test_round_trip(t: OffsetTable) -> None:
     back = decode_consumer_offsets(encode_consumer_offsets(t))

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mqctl_testkit.storebytes import build_store, cq_entry, seg_name
+from mqctl_testkit.thorough import cases
 
 from mqctl.errors import UsageError
 from mqctl.store.commitlog import CommitLog
@@ -182,7 +183,7 @@ def _queues(draw):
     return times, per, drop, ts
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=cases(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_queues())
 def test_matches_reference_on_random_sorted_times(q) -> None:
     times, per, drop, ts = q
