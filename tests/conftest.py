@@ -11,6 +11,7 @@ from hypothesis import settings
 from mqctl_testkit.cli import NOW_MS
 from mqctl_testkit.fakeserver import FakeServer
 
+from mqctl.store import offsets
 from mqctl.store.demo import DemoSummary, build_demo_store
 
 # 2026-01-01T00:00:00Z: a fixed "now" keeps every store time, offset and file byte reproducible.
@@ -71,6 +72,14 @@ def _isolated_environment(
         ("XDG_CACHE_HOME", ".cache"),
     ):
         monkeypatch.setenv(var, str(home / sub))
+
+
+@pytest.fixture(autouse=True)
+def _no_retry_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damaged config file is still re-read before mqctl gives up on it, only without the
+    50 ms waits between reads (150 ms per file, ~7 s over the suite). The tests of the waits
+    themselves (tests/store/test_store_offsets.py) pass their own delay and sleep."""
+    monkeypatch.setattr(offsets, "RETRY_DELAY_S", 0.0)
 
 
 @pytest.fixture(scope="session")

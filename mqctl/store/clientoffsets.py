@@ -180,7 +180,7 @@ def encode_client_offsets(entries: Sequence[tuple[MessageQueue, int]], dialect: 
 
 
 def load_client_offsets(
-    path: Path, *, retries: int = 3, retry_delay: float = 0.05
+    path: Path, *, retries: int = 3, retry_delay: float | None = None
 ) -> LoadedConfig[ClientOffsetTable]:
     """``path`` (an offsets.json) as the client's readLocalOffset would load it: the file, else its
     ``.bak`` when the file is missing, empty or unparsable (re-read a few times first: a running

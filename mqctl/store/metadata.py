@@ -95,7 +95,7 @@ def decode_topic_names(data: bytes, what: str = TOPICS_FILE) -> list[str]:
 
 
 def load_topics(
-    config_dir: Path, *, retries: int = 3, retry_delay: float = 0.05
+    config_dir: Path, *, retries: int = 3, retry_delay: float | None = None
 ) -> LoadedConfig[dict[str, TopicConfig]]:
     """topics.json with the broker's ``.bak`` rule; ``value`` is None when the broker would start empty."""
     return load_config_file(
@@ -167,7 +167,7 @@ def decode_subscription_groups(data: bytes, what: str = SUBSCRIPTION_GROUP_FILE)
 
 
 def load_subscription_groups(
-    config_dir: Path, *, retries: int = 3, retry_delay: float = 0.05
+    config_dir: Path, *, retries: int = 3, retry_delay: float | None = None
 ) -> LoadedConfig[dict[str, dict[str, Any]]]:
     return load_config_file(
         Path(config_dir) / SUBSCRIPTION_GROUP_FILE,

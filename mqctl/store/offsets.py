@@ -269,12 +269,17 @@ def _exists(path: Path) -> bool:
         raise StoreError(f"cannot read {path}: {exc.strerror or exc}", DENIED_HINT) from None
 
 
+# How long a reader waits before re-reading a config file a broker (or client) may be rewriting in
+# place. Looked up at each load, so a test can take the wait out without taking the retries out.
+RETRY_DELAY_S = 0.05
+
+
 def load_config_file(
     path: Path,
     decode: Callable[[bytes, str], T],
     *,
     retries: int = 3,
-    retry_delay: float = 0.05,
+    retry_delay: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
     owner: str = "broker",
     limit: int | None = None,
@@ -292,7 +297,8 @@ def load_config_file(
     ``limit`` bounds the bytes read.
     """
     bak = path.with_name(path.name + ".bak")
-    outcome = _read_main_file(path, bak, decode, retries, retry_delay, sleep, limit)
+    delay = RETRY_DELAY_S if retry_delay is None else retry_delay
+    outcome = _read_main_file(path, bak, decode, retries, delay, sleep, limit)
     if isinstance(outcome, LoadedConfig):
         return outcome
     return _fall_back_to_bak(path, bak, outcome, decode, owner, limit)
@@ -377,7 +383,9 @@ class LoadedOffsets:
     warning: str | None
 
 
-def load_consumer_offsets(config_dir: Path, *, retries: int = 3, retry_delay: float = 0.05) -> LoadedOffsets:
+def load_consumer_offsets(
+    config_dir: Path, *, retries: int = 3, retry_delay: float | None = None
+) -> LoadedOffsets:
     loaded = load_config_file(
         Path(config_dir) / CONSUMER_OFFSET_FILE,
         decode_consumer_offsets,
