@@ -4,6 +4,7 @@ once per test session, and the remoting client's fake servers that answer at onc
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -80,6 +81,17 @@ def _no_retry_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     50 ms waits between reads (150 ms per file, ~7 s over the suite). The tests of the waits
     themselves (tests/store/test_store_offsets.py) pass their own delay and sleep."""
     monkeypatch.setattr(offsets, "RETRY_DELAY_S", 0.0)
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is UTC for this test's own process (``time.localtime``, as mqadmin's layouts
+    print it), and the machine's zone again after it."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture(scope="session")

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mqctl_testkit.cli import NOW_MS
+from mqctl_testkit.cli import NOW_MS, invoke
 
 from mqctl.store.writer import StoreWriter
 
@@ -78,7 +77,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Cluster:
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mqctl", *args], capture_output=True, text=True, env=env)
+    """mqctl ARGS in this process, with ``env`` set on top of the test's (the process itself, its
+    streams and exit, is tests/cli/test_entry.py's and test_golden_demo.py's)."""
+    r = invoke(*args, env=env)
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 def truth_rows(c: Cluster, group: str) -> list[dict]:
@@ -195,9 +197,8 @@ def test_verify_tags_drops_hash_collisions(cluster: Cluster) -> None:
     assert verified["totals"]["tagHashCollisions"] == truth_bb
 
 
-def test_plain_is_mqadmins_printf_layout(cluster: Cluster) -> None:
-    env = {"TZ": "UTC", "PATH": "/usr/bin:/bin"}
-    r = run("consumerProgress", "-g", "G", *cluster.args(), "-o", "plain", env=env)
+def test_plain_is_mqadmins_printf_layout(cluster: Cluster, utc: None) -> None:
+    r = run("consumerProgress", "-g", "G", *cluster.args(), "-o", "plain")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.split("\n")
     # The Java format strings of spec/mqadmin.md 3.3, applied with Python's own % operator.
