@@ -52,11 +52,7 @@ def test_version_names_round_trip() -> None:
             version_ordinal(bad)
 
 
-def test_consumer_progress_4x_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TZ", "UTC")
-    import time
-
-    time.tzset()
+def test_consumer_progress_4x_layout(utc: None) -> None:
     rows = [_row("%RETRY%G1", "broker-a", 0, 0, 0, 0), _row("TopicA", "broker-a", 1, 5, 3, 1_767_225_600_000)]
     p = GroupProgress(group="G1", rows=rows, now_ms=0, consume_tps=1.625, rocketmq_version=V4_9_7)
     out = io.StringIO()
