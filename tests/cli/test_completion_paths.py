@@ -32,28 +32,35 @@ def _need(shell: str) -> None:
 
 
 def _interactive(argv: list[str], env: dict[str, str], setup: str, typed: str, timeout: float = 20.0) -> str:
-    """Start ``argv`` in a pseudo-terminal, run ``setup``, type ``typed`` and Tab; the screen text."""
+    """Start ``argv`` in a pseudo-terminal, run ``setup``, type ``typed`` and Tab; the screen text.
+    ``typed`` goes in once the shell has printed what setup echoes last (its result, READY42, is
+    not the text typed, so the terminal's echo of the line cannot be mistaken for it)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the shell
         os.execvpe(argv[0], argv, env)
-    out = b""
+    deadline = time.monotonic() + timeout
     try:
-        os.write(fd, setup.encode() + b"\n")
-        time.sleep(0.5)
+        os.write(fd, setup.encode() + b"; echo READY$((6 * 7))\n")
+        out = _read_until(fd, b"READY42", deadline)
         os.write(fd, typed.encode() + b"\t")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and b"consumerProgress" not in out:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if ready:
-                try:
-                    out += os.read(fd, 4096)
-                except OSError:
-                    break
+        out += _read_until(fd, b"consumerProgress", deadline)
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(fd)
     return out.decode(errors="replace")
+
+
+def _read_until(fd: int, marker: bytes, deadline: float) -> bytes:
+    out = b""
+    while time.monotonic() < deadline and marker not in out:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return out
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
