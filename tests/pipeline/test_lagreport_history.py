@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 from mqctl_testkit.cli import NOW_MS
 
-pytest.importorskip("pyspark")
-
 NOW = NOW_MS  # 2026-01-01T00:00:00Z
 MIN = 60_000
 T1, T2, T3 = NOW - 4 * MIN, NOW - 3 * MIN, NOW - 2 * MIN  # three runs a minute apart

@@ -52,6 +52,7 @@ def wait_for(cond, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-de
 LABELS = (("alertname", "MqctlConsumerLag"), ("group", "G"), ("severity", "warning"))
 
 
+@pytest.mark.slow  # waits out the sender's real backoff (1 s, then 2 s): ~4.5 s
 def test_fire_resend_down_backoff_resolve_after_restart() -> None:
     am = FakeAlertmanager()
     sender = AlertSender([f"http://127.0.0.1:{am.port}"], "http://exporter/metrics", resend_s=0.3)
