@@ -11,6 +11,7 @@ import pytest
 from hypothesis import settings
 from mqctl_testkit.cli import NOW_MS
 from mqctl_testkit.fakeserver import FakeServer
+from mqctl_testkit.thorough import FULL_RUN_EXAMPLES
 
 from mqctl.store import offsets
 from mqctl.store.demo import DemoSummary, build_demo_store
@@ -24,7 +25,7 @@ _ENV_DROPPED = ("NAMESRV_ADDR", "ROCKETMQ_HOME", "COLUMNS", "LINES", "TERM", "NO
 
 
 # The fast run's randomised tests: a fifth of the full run's examples (mqctl_testkit.thorough).
-settings.register_profile("fast", max_examples=20)
+settings.register_profile("fast", max_examples=FULL_RUN_EXAMPLES // 5)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     n = settings.default.max_examples
     return f"random cases: {n} examples per property by default" + (
-        " (the fast run: a fifth)" if n < 100 else ""
+        " (the fast run: a fifth)" if n < FULL_RUN_EXAMPLES else ""
     )
 
 
@@ -76,11 +77,13 @@ def _isolated_environment(
 
 
 @pytest.fixture(autouse=True)
-def _no_retry_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_retry_waits(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A damaged config file is still re-read before mqctl gives up on it, only without the
     50 ms waits between reads (150 ms per file, ~7 s over the suite). The tests of the waits
-    themselves (tests/store/test_store_offsets.py) pass their own delay and sleep."""
-    monkeypatch.setattr(offsets, "RETRY_DELAY_S", 0.0)
+    themselves (tests/store/test_store_offsets.py) pass their own delay and sleep. The
+    real-broker suite keeps the waits: there a running broker does rewrite its files in place."""
+    if not request.node.get_closest_marker("compat"):
+        monkeypatch.setattr(offsets, "RETRY_DELAY_S", 0.0)
 
 
 @pytest.fixture
