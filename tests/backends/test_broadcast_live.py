@@ -16,7 +16,7 @@ import pytest
 from mqctl_testkit.broadcast_store import BC_A, BC_B, write_client
 from mqctl_testkit.fakecluster import FakeCluster
 from mqctl_testkit.fakemodel import Broker, Client, Cluster, Msg, Online, Queue, Topic
-from mqctl_testkit.live_scenario import MINUTE, NOW, build_model, cli_env, run_cli
+from mqctl_testkit.live_scenario import MINUTE, NOW, build_model, cli_env, run_here
 
 G, T = "GroupBc", "TopicBc"
 T0 = NOW - 60 * MINUTE
@@ -58,7 +58,7 @@ def hosts(tmp_path: Path) -> Path:
 
 
 def test_the_clients_say_broadcasting_exit_7_listing_them(cluster: FakeCluster) -> None:
-    r = run_cli("consumerProgress", "-g", G, "-n", cluster.ns, "-o", "json", "--now-ms", str(NOW))
+    r = run_here("consumerProgress", "-g", G, "-n", cluster.ns, "-o", "json", "--now-ms", str(NOW))
     assert r.code == 7, r.err
     doc = json.loads(r.out)
     assert doc["modelFrom"] == "clients" and doc["backend"] == "live"
@@ -72,15 +72,15 @@ def test_the_clients_say_broadcasting_exit_7_listing_them(cluster: FakeCluster) 
         ("broker-b", 1): 9,
     }
     assert "broadcasting consumer group" in r.error_line()
-    text = run_cli("consumerProgress", "-g", G, "-n", cluster.ns, "-o", "plain")
+    text = run_here("consumerProgress", "-g", G, "-n", cluster.ns, "-o", "plain")
     assert "Client instances the broker knows (2 online)" in text.out and "192.0.2.3@bcC" in text.out
     # -t: the broker's table would be meaningless numbers; it is not printed
-    with_topic = run_cli("consumerProgress", "-g", G, "-t", T, "-n", cluster.ns, "-o", "plain")
+    with_topic = run_here("consumerProgress", "-g", G, "-t", T, "-n", cluster.ns, "-o", "plain")
     assert with_topic.code == 7 and "#Diff" not in with_topic.out
 
 
 def test_each_client_connected_or_not(cluster: FakeCluster, hosts: Path) -> None:
-    r = run_cli(
+    r = run_here(
         "consumerProgress",
         "-g",
         G,
@@ -118,16 +118,16 @@ def test_a_connected_client_is_never_reset(cluster: FakeCluster, hosts: Path, tm
         "--client-offsets",
         str(a),
     ]
-    r = run_cli(*args, "--execute", env=env)
+    r = run_here(*args, "--execute", env=env)
     assert r.code == 5 and "192.0.2.2@bcA is connected to the brokers" in r.error_line()
     assert a.read_bytes() == before and not (tmp_path / "j").exists()
     b = hosts / "hostB/.rocketmq_offsets/192.0.2.2@bcB" / G / "offsets.json"
-    ok = run_cli(*args[:-1], str(b), "--execute", env=env)
+    ok = run_here(*args[:-1], str(b), "--execute", env=env)
     assert ok.code == 0, ok.err
 
 
 def test_the_overview_marks_the_broadcasting_group(cluster: FakeCluster) -> None:
-    doc = json.loads(run_cli("consumerProgress", "-n", cluster.ns, "-o", "json").out)
+    doc = json.loads(run_here("consumerProgress", "-n", cluster.ns, "-o", "json").out)
     rows = {r["group"]: r for r in doc["rows"]}
     assert (rows[G]["model"], rows[G]["progressOn"], rows[G]["diffTotal"]) == (
         "BROADCASTING",
@@ -141,7 +141,7 @@ def test_a_clustering_groups_read_asks_nothing_more() -> None:
     """G1 commits offsets: no connection list and no offset table are asked to tell its model."""
     c = FakeCluster(build_model())
     try:
-        r = run_cli("consumerProgress", "-g", "G1", "-n", c.ns, "-o", "plain")
+        r = run_here("consumerProgress", "-g", "G1", "-n", c.ns, "-o", "plain")
         assert r.code == 0, r.err
         codes = [code for s in c.servers() for code in s.codes()]
         assert 203 not in codes and 43 not in codes

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from mqctl_testkit.fakecluster import FakeCluster, signature_ok
-from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli, with_twins
+from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_here, with_twins
 
 PLAIN = ["consumerProgress", "-g", "G1", "-o", "plain"]
 
@@ -41,7 +41,7 @@ def brokers_of_rows(out: str) -> set[str]:
 def test_name_server_port_closed(cluster: FakeCluster) -> None:
     ns = cluster.namesrvs[0]
     ns.down()
-    run = run_cli(*PLAIN, "-n", ns.addr, "--timeout", "60")
+    run = run_here(*PLAIN, "-n", ns.addr, "--timeout", "60")
     assert run.code == 4
     line = run.error_line()
     assert ns.addr in line and "refused" in line.lower()
@@ -51,7 +51,7 @@ def test_name_server_port_closed(cluster: FakeCluster) -> None:
 def test_name_server_that_never_answers_times_out(cluster: FakeCluster) -> None:
     ns = cluster.namesrvs[0]
     ns.mode = "silent"
-    run = run_cli(*PLAIN, "-n", ns.addr, "--timeout", "1")
+    run = run_here(*PLAIN, "-n", ns.addr, "--timeout", "1")
     assert run.code == 4
     line = run.error_line()
     assert ns.addr in line and "no response" in line
@@ -68,7 +68,7 @@ def test_name_server_that_never_answers_times_out(cluster: FakeCluster) -> None:
 def test_the_next_name_server_is_used_when_the_first_is_down(cluster: FakeCluster) -> None:
     first, second = cluster.namesrvs
     first.down()
-    run = run_cli(*PLAIN, "-n", f"{first.addr};{second.addr}")
+    run = run_here(*PLAIN, "-n", f"{first.addr};{second.addr}")
     assert run.code == 0, run.err
     assert brokers_of_rows(run.out) == {"broker-a", "broker-b"}
     assert "Consume Diff Total: 33" in run.out
@@ -81,7 +81,7 @@ def test_the_next_name_server_is_used_when_the_first_is_down(cluster: FakeCluste
 def test_one_broker_of_two_down_prints_the_others_rows(cluster: FakeCluster) -> None:
     dead = cluster.broker("broker-b")
     dead.down()
-    run = run_cli(*PLAIN, "-n", cluster.ns)
+    run = run_here(*PLAIN, "-n", cluster.ns)
     assert run.code == 4
     assert brokers_of_rows(run.out) == {"broker-a"}
     line = run.error_line()
@@ -104,7 +104,7 @@ def test_brokers_breaking_the_protocol_each_fail_alone() -> None:
     try:
         for name, (mode, _why) in PROTOCOL_FAULTS.items():
             cluster.broker(name).mode = mode
-        run = run_cli(*PLAIN, "-n", cluster.ns)
+        run = run_here(*PLAIN, "-n", cluster.ns)
     finally:
         cluster.close()
     assert run.code == 4
@@ -117,7 +117,7 @@ def test_brokers_breaking_the_protocol_each_fail_alone() -> None:
 
 def test_a_broker_answering_system_error_is_named_with_its_code_and_remark(cluster: FakeCluster) -> None:
     cluster.broker("broker-b").errors = {208: (1, "java.lang.NullPointerException: stats failed")}
-    run = run_cli(*PLAIN, "-n", cluster.ns)
+    run = run_here(*PLAIN, "-n", cluster.ns)
     assert run.code == 5  # an error code other than the README's not-found/unreachable ones
     assert brokers_of_rows(run.out) == {"broker-a"}
     line = run.error_line()
@@ -125,19 +125,19 @@ def test_a_broker_answering_system_error_is_named_with_its_code_and_remark(clust
 
 
 def test_unknown_group(cluster: FakeCluster) -> None:
-    run = run_cli("consumerProgress", "-g", "nope", "-n", cluster.ns)
+    run = run_here("consumerProgress", "-g", "nope", "-n", cluster.ns)
     assert run.code == 3
     assert "'nope' not found" in run.error_line()
 
 
 def test_unknown_topic_carries_the_name_servers_remark(cluster: FakeCluster) -> None:
-    run = run_cli("consumerProgress", "-g", "G1", "-t", "NoSuchTopic", "-n", cluster.ns)
+    run = run_here("consumerProgress", "-g", "G1", "-t", "NoSuchTopic", "-n", cluster.ns)
     assert run.code == 3
     assert run.error_line() == "mqctl: error: No topic route info in name server for the topic: NoSuchTopic"
 
 
 def test_consumer_connection_with_nobody_online(cluster: FakeCluster) -> None:
-    run = run_cli("consumerConnection", "-g", "G2", "-n", cluster.ns)
+    run = run_here("consumerConnection", "-g", "G2", "-n", cluster.ns)
     assert run.code == 3
     line = run.error_line()
     assert "'G2'" in line and "no consumer online" in line and "the consumer group[G2] not online" in line
@@ -162,7 +162,7 @@ def assert_secret_not_shown(run: Run, *secrets: str) -> None:
 
 def test_acl_keys_from_flags_sign_every_request(cluster: FakeCluster) -> None:
     cluster.set_acl(ACCESS_KEY, SECRET)
-    run = run_cli(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", SECRET)
+    run = run_here(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", SECRET)
     assert run.code == 0, run.err
     assert "Consume Diff Total: 33" in run.out
     assert_signed_only(cluster)
@@ -172,7 +172,7 @@ def test_acl_keys_from_flags_sign_every_request(cluster: FakeCluster) -> None:
 def test_acl_keys_from_the_environment(cluster: FakeCluster) -> None:
     cluster.set_acl(ACCESS_KEY, SECRET)
     env = cli_env(MQCTL_ACCESS_KEY=ACCESS_KEY, MQCTL_SECRET_KEY=SECRET)
-    run = run_cli("consumerConnection", "-g", "G1", "-n", cluster.ns, "-o", "plain", env=env)
+    run = run_here("consumerConnection", "-g", "G1", "-n", cluster.ns, "-o", "plain", env=env)
     assert run.code == 0, run.err
     assert "10.0.0.5@1111" in run.out
     assert_signed_only(cluster)
@@ -181,7 +181,7 @@ def test_acl_keys_from_the_environment(cluster: FakeCluster) -> None:
 
 def test_acl_without_keys_is_denied(cluster: FakeCluster) -> None:
     cluster.set_acl(ACCESS_KEY, SECRET)
-    run = run_cli(*PLAIN, "-n", cluster.ns)
+    run = run_here(*PLAIN, "-n", cluster.ns)
     assert run.code == 8  # today: 5, shared with every other refusal
     assert run.error_line() == (
         f"mqctl: error: name server {cluster.ns} denied GET_ROUTEINFO_BY_TOPIC on topic %RETRY%G1 to "
@@ -194,7 +194,7 @@ def test_acl_with_a_wrong_secret_is_denied_and_no_secret_is_shown(cluster: FakeC
     cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False)
     cluster.broker("broker-a").acl = None  # broker-b alone checks: its line is the whole error
     wrong = "Wr0ng-secret-value"
-    run = run_cli(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
+    run = run_here(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
     assert run.code == 8
     assert brokers_of_rows(run.out) == {"broker-a"}  # what could be read is printed first
     assert (
@@ -218,7 +218,7 @@ def test_a_4x_acl_refusal_reads_without_java(
     """4.x answers code 1 with 'org.apache...AclException: <why>, <a stack frame>' (a real 4.9.7
     broker's words): one line per broker without the class and the frame, exit 8 (today: 5)."""
     cluster.set_acl(ACCESS_KEY, SECRET, namesrv=False, style="4.x")  # a 4.x name server has no ACL
-    run = run_cli(*PLAIN, "-n", cluster.ns, env=cli_env(MQCTL_ACCESS_KEY=key, MQCTL_SECRET_KEY=secret))
+    run = run_here(*PLAIN, "-n", cluster.ns, env=cli_env(MQCTL_ACCESS_KEY=key, MQCTL_SECRET_KEY=secret))
     assert run.code == 8
     line = run.error_line()
     for broker in ("broker-a", "broker-b"):
@@ -235,7 +235,7 @@ def test_a_group_without_a_grant_is_named(cluster: FakeCluster) -> None:
     cluster.broker("broker-a").denied_groups = {"G1"}
     cluster.broker("broker-b").acl = None
     env = cli_env(MQCTL_ACCESS_KEY=ACCESS_KEY, MQCTL_SECRET_KEY=SECRET)
-    run = run_cli(*PLAIN, "-n", cluster.ns, env=env)
+    run = run_here(*PLAIN, "-n", cluster.ns, env=env)
     assert run.code == 8
     assert brokers_of_rows(run.out) == {"broker-b"}
     assert (
@@ -248,8 +248,8 @@ def test_a_group_without_a_grant_is_named(cluster: FakeCluster) -> None:
 def test_debug_adds_a_traceback_and_keeps_the_exit_status(cluster: FakeCluster) -> None:
     cluster.set_acl(ACCESS_KEY, SECRET)
     wrong = "Wr0ng-secret-value"
-    plain = run_cli(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
-    debug = run_cli("--debug", *PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
+    plain = run_here(*PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
+    debug = run_here("--debug", *PLAIN, "-n", cluster.ns, "--access-key", ACCESS_KEY, "--secret-key", wrong)
     assert plain.code == debug.code == 8  # today: 1 with --debug (an uncaught exception)
     assert "Traceback (most recent call last)" in debug.err and "AccessDeniedError" in debug.err
     assert debug.err.splitlines()[-2:] == plain.err.splitlines()[-2:]  # the same line and hint last
@@ -259,7 +259,7 @@ def test_debug_adds_a_traceback_and_keeps_the_exit_status(cluster: FakeCluster) 
 def test_debug_keeps_the_exit_status_of_an_unreachable_cluster(cluster: FakeCluster) -> None:
     ns = cluster.namesrvs[0]
     ns.down()
-    run = run_cli("--debug", *PLAIN, "-n", ns.addr)
+    run = run_here("--debug", *PLAIN, "-n", ns.addr)
     assert run.code == 4 and "Traceback" in run.err
 
 
@@ -269,6 +269,6 @@ def test_debug_keeps_the_exit_status_of_an_unreachable_cluster(cluster: FakeClus
 def test_overview_with_a_broker_down_is_not_a_silent_success(cluster: FakeCluster) -> None:
     dead = cluster.broker("broker-b")
     dead.down()
-    run = run_cli("consumerProgress", "-n", cluster.ns, "-o", "plain")
+    run = run_here("consumerProgress", "-n", cluster.ns, "-o", "plain")
     assert run.code == 4, run.out  # today: 0, G2's diff total 5 instead of 17, G4 missing
     assert "broker-b" in run.error_line()

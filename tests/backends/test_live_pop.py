@@ -13,7 +13,7 @@ import pytest
 from mqctl_testkit.fakebodies import Reply
 from mqctl_testkit.fakecluster import FakeCluster, FakeServer
 from mqctl_testkit.fakemodel import Topic
-from mqctl_testkit.live_scenario import build_model, cli_env, run_cli
+from mqctl_testkit.live_scenario import build_model, cli_env, run_here
 
 from mqctl.backends.live import LiveBackend
 from mqctl.errors import NotFoundError
@@ -70,7 +70,7 @@ def test_nobody_at_the_proxy_is_not_found(cluster: tuple[FakeCluster, FakeServer
 
 def test_cli_says_the_version_column_is_the_proxys(cluster: tuple[FakeCluster, FakeServer]) -> None:
     c, proxy = cluster
-    run = run_cli("consumerConnection", "-g", "GroupPop", "-b", proxy.addr, "-n", c.ns, "-o", "plain")
+    run = run_here("consumerConnection", "-g", "GroupPop", "-b", proxy.addr, "-n", c.ns, "-o", "plain")
     assert run.code == 0, run.err
     assert "vm@22464@0@1sodkfy0i" in run.out and "V5_3_3" in run.out
     assert "rocketmq-proxy" in run.err and "#Version is the proxy's own version (V5_3_3)" in run.err
@@ -103,12 +103,12 @@ def _online(c: FakeCluster) -> None:
 
 
 def test_progress_of_a_pop_group_over_the_wire(pop_cluster: FakeCluster) -> None:
-    run = run_cli("consumerProgress", "-g", "GP", "-n", pop_cluster.ns, "-o", "json")
+    run = run_here("consumerProgress", "-g", "GP", "-n", pop_cluster.ns, "-o", "json")
     assert run.code == 0, run.err
     doc = json.loads(run.out)
     assert doc["pop"]["retryTopics"] == [RV1] and doc["pop"]["waiting"] == 8  # 8 queues, 1 left each
     assert doc["totals"]["inflight"] is None
-    plain = run_cli("consumerProgress", "-g", "GP", "-n", pop_cluster.ns, "-o", "plain")
+    plain = run_here("consumerProgress", "-g", "GP", "-n", pop_cluster.ns, "-o", "plain")
     assert "Consume Inflight Total: N/A" in plain.out, plain.err
 
 
@@ -116,10 +116,10 @@ def test_reset_of_a_pop_group_that_pops_now_is_online(pop_cluster: FakeCluster, 
     _online(pop_cluster)
     env = cli_env(MQCTL_JOURNAL_DIR=str(tmp_path))
     args = ("resetOffsetByTime", "-n", pop_cluster.ns, "-g", "GP", "-t", "TopicTest", "--to-earliest")
-    dry = run_cli(*args, "--output", "table", env=env)
+    dry = run_here(*args, "--output", "table", env=env)
     assert dry.code == 0, dry.err
     assert "POP group" in dry.out and "popped within the last 10 minutes: online" in dry.out
-    run = run_cli(*args, "--execute", env=env)
+    run = run_here(*args, "--execute", env=env)
     assert run.code == 0, run.err
     assert all(b.offsets["GP"]["TopicTest"] == dict.fromkeys(range(4), 0) for b in pop_cluster.model.brokers)
     sent = [c for s in pop_cluster.brokers.values() for c in s.codes()]
@@ -135,9 +135,9 @@ def test_reset_refused_where_a_broker_resets_only_through_registered_clients(
         b.server_side_reset = False
     env = cli_env(MQCTL_JOURNAL_DIR=str(tmp_path))
     args = ("resetOffsetByTime", "-n", pop_cluster.ns, "-g", "GP", "-t", "TopicTest", "--to-earliest")
-    dry = run_cli(*args, "--output", "table", env=env)
+    dry = run_here(*args, "--output", "table", env=env)
     assert dry.code == 0 and "--execute is refused there" in dry.out, dry.out + dry.err
-    run = run_cli(*args, "--execute", env=env)
+    run = run_here(*args, "--execute", env=env)
     assert run.code == 5
     assert "useServerSideResetOffset=false" in run.error_line()
     sent = [c for s in pop_cluster.brokers.values() for c in s.codes()]
@@ -154,7 +154,7 @@ def test_online_push_group_refused_where_the_server_side_reset_is_off(
     for b in pop_cluster.model.brokers:
         b.server_side_reset = False
     env = cli_env(MQCTL_JOURNAL_DIR=str(tmp_path))
-    run = run_cli(
+    run = run_here(
         "resetOffsetByTime",
         "-n",
         pop_cluster.ns,

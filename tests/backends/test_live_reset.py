@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from mqctl_testkit.fakecluster import FakeCluster
-from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_cli
+from mqctl_testkit.live_scenario import ACCESS_KEY, SECRET, Run, build_model, cli_env, run_here
 
 from mqctl.backends.live_write import _resumed  # noqa: E402
 
@@ -46,7 +46,7 @@ def codes(cluster: FakeCluster) -> list[int]:
 
 
 def reset(cluster: FakeCluster, env: dict[str, str], *args: str) -> Run:
-    return run_cli("resetOffsetByTime", "-n", cluster.ns, *args, env=env)
+    return run_here("resetOffsetByTime", "-n", cluster.ns, *args, env=env)
 
 
 def test_online_group_takes_each_queues_explicit_offset_and_undo_puts_it_back(cluster, env) -> None:
@@ -63,7 +63,7 @@ def test_online_group_takes_each_queues_explicit_offset_and_undo_puts_it_back(cl
         s.reset()
     # The journal names the cluster. a/1 was committed at 2, below its min 4 (messages 0-3
     # expired): a broker takes no reset below min, so the write sets it to 4 and says so.
-    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=env)
+    undo = run_here("resetOffsetByTime", "--undo", "latest", "--execute", env=env)
     assert undo.code == 0, undo.err
     assert offsets(cluster, "G1", "Orders") == {"broker-a": {0: 3, 1: 4}, "broker-b": {0: 8, 1: 0}}
     assert "1 queue(s) targeted below their min offset" in undo.err
@@ -151,7 +151,7 @@ def test_a_reset_denied_by_one_broker_is_partial_and_undo_takes_the_rest_back(cl
         "broker-a": ALL_AT_3["broker-a"],
         "broker-b": G2_BEFORE["broker-b"],
     }
-    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
+    undo = run_here("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
     assert undo.code == 0, undo.err
     assert offsets(cluster, "G2", "TopicTest") == G2_BEFORE
     assert SECRET not in run.out + run.err + undo.out + undo.err
@@ -181,7 +181,7 @@ def test_a_reset_every_broker_denies_is_journalled_as_refused_and_undo_has_nothi
     (record,) = Path(env["MQCTL_JOURNAL_DIR"]).glob("*.json")
     doc = json.loads(record.read_text())
     assert (doc["state"], doc.get("appliedBrokers") or []) == ("refused", [])
-    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
+    undo = run_here("resetOffsetByTime", "--undo", "latest", "--execute", env=keyed)
     assert undo.code == 5, undo.err
     assert undo.error_line().startswith(
         f"mqctl: error: nothing to undo: reset {record.stem} never landed (its "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from mqctl_testkit.fakecluster import FakeCluster
-from mqctl_testkit.live_scenario import build_model, cli_env, run_cli
+from mqctl_testkit.live_scenario import build_model, cli_env, run_here
 
 WRITES = {15, 222}  # UPDATE_CONSUMER_OFFSET, INVOKE_BROKER_TO_RESET_OFFSET
 G2_BEFORE = {"broker-a": {0: 3, 1: 1, 2: 0, 3: 3}, "broker-b": {0: 0, 1: 0, 2: 0, 3: 0}}
@@ -58,7 +58,7 @@ def test_a_hand_edited_plan_never_reaches_a_broker(
     cluster, env, tmp_path, case, broker, qid, target, named
 ) -> None:  # type: ignore[no-untyped-def]
     plan = tmp_path / "plan.json"
-    dry = run_cli(
+    dry = run_here(
         "resetOffsetByTime",
         "-n",
         cluster.ns,
@@ -76,7 +76,7 @@ def test_a_hand_edited_plan_never_reaches_a_broker(
     row = next(r for r in doc["rows"] if (r["brokerName"], r["queueId"]) == (broker, qid))
     row.update(targetOffset=target, maxOffset=10**7)  # a faked range changes nothing
     plan.write_text(json.dumps(doc))
-    run = run_cli("resetOffsetByTime", "-n", cluster.ns, "--from-file", str(plan), "--execute", env=env)
+    run = run_here("resetOffsetByTime", "-n", cluster.ns, "--from-file", str(plan), "--execute", env=env)
     assert run.code == 5, run.err
     assert named in run.error_line() and "nothing written" in run.error_line()
     assert not writes_sent(cluster) and offsets(cluster) == G2_BEFORE
@@ -84,7 +84,7 @@ def test_a_hand_edited_plan_never_reaches_a_broker(
 
 
 def test_an_edited_undo_never_reaches_a_broker(cluster, env) -> None:  # type: ignore[no-untyped-def]
-    run = run_cli(
+    run = run_here(
         "resetOffsetByTime",
         "-n",
         cluster.ns,
@@ -104,7 +104,7 @@ def test_an_edited_undo_never_reaches_a_broker(cluster, env) -> None:  # type: i
     path.write_text(json.dumps(doc))
     for s in cluster.servers():
         s.reset()
-    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=env)
+    undo = run_here("resetOffsetByTime", "--undo", "latest", "--execute", env=env)
     assert undo.code == 5, undo.err
     assert "broker-a TopicTest queue 0: 9 is outside 0..4" in undo.error_line()
     assert not writes_sent(cluster)
@@ -133,7 +133,7 @@ def test_a_reset_refused_everywhere_is_journalled_as_refused(  # type: ignore[no
             222: (16, "no permission to reset"),
             15: (16, "no permission to update"),
         }
-    run = run_cli(
+    run = run_here(
         "resetOffsetByTime",
         "-n",
         cluster.ns,
@@ -153,7 +153,7 @@ def test_a_reset_refused_everywhere_is_journalled_as_refused(  # type: ignore[no
         assert offsets(cluster)[name] == G2_BEFORE[name]
     for s in cluster.servers():
         s.reset()
-    undo = run_cli("resetOffsetByTime", "--undo", "latest", "--execute", env=env)
+    undo = run_here("resetOffsetByTime", "--undo", "latest", "--execute", env=env)
     assert undo.code == undo_code, undo.err
     assert undo_says in (undo.error_line() if undo_code else undo.out + undo.err)
     assert offsets(cluster) == G2_BEFORE  # nothing was written, or what was is put back

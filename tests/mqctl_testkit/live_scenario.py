@@ -22,7 +22,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from mqctl_testkit.cli import NOW_MS
@@ -119,6 +118,7 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> Run:
+    """``python -m mqctl ARGS`` as a process of its own, in ``env`` (default ``cli_env()``)."""
     start = time.monotonic()
     p = subprocess.run(
         [sys.executable, "-m", "mqctl", *args],
@@ -130,13 +130,32 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 30) 
     return Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start)
 
 
-def run_batch(
-    cases: Mapping[str, tuple[Sequence[str], dict[str, str] | None]], workers: int = 6
-) -> dict[str, Run]:
-    """Independent CLI runs at once (most of a run is interpreter start-up): name -> Run."""
-    with ThreadPoolExecutor(workers) as pool:
-        futures = {name: pool.submit(run_cli, *args, env=env) for name, (args, env) in cases.items()}
-        return {name: f.result() for name, f in futures.items()}
+def run_here(*args: str, env: dict[str, str] | None = None) -> Run:
+    """mqctl ARGS in this process (typer's CliRunner on the real app), ~10x sooner than
+    ``run_cli``: ``env`` (default ``cli_env()``) is the environment while it runs, local time
+    included, and the test's own after it. An exception mqctl did not turn into an exit status
+    (a process would print its traceback and exit 1) is raised here."""
+    from mqctl_testkit.cli import invoke
+
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env or cli_env())
+    time.tzset()
+    start = time.monotonic()
+    try:
+        r = invoke(*args)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        time.tzset()
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return Run(r.exit_code, r.stdout, r.stderr, time.monotonic() - start)
+
+
+def run_batch(cases: Mapping[str, tuple[Sequence[str], dict[str, str] | None]]) -> dict[str, Run]:
+    """CLI runs one after the other, in this process: name -> Run."""
+    return {name: run_here(*args, env=env) for name, (args, env) in cases.items()}
 
 
 def ts(model: Cluster, broker: str, topic: str, qid: int, offset: int) -> int:
