@@ -20,8 +20,13 @@ runner = CliRunner()
 
 
 def invoke(*args: str, env: Mapping[str, str] | None = None) -> Any:
-    """mqctl ARGS in this process; the result has exit_code, stdout and stderr apart."""
-    return (CliRunner(env=dict(env)) if env else runner).invoke(app, list(args))
+    """mqctl ARGS in this process; the result has exit_code, stdout and stderr apart. An exception
+    mqctl did not turn into an exit status (a process would print its traceback and exit 1) is
+    raised here, so no test can take it for an ordinary failure."""
+    result = (CliRunner(env=dict(env)) if env else runner).invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
 
 
 def run_process(
