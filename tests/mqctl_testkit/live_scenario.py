@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mqctl_testkit.cli import NOW_MS
+from mqctl_testkit.cli import NOW_MS, invoke
 from mqctl_testkit.fakemodel import Broker, Client, Cluster, Msg, Online, Queue, Topic
 
 NOW = NOW_MS  # 2026-01-01T00:00:00Z
@@ -135,8 +135,6 @@ def run_here(*args: str, env: dict[str, str] | None = None) -> Run:
     ``run_cli``: ``env`` (default ``cli_env()``) is the environment while it runs, local time
     included, and the test's own after it. An exception mqctl did not turn into an exit status
     is raised here (``mqctl_testkit.cli.invoke``)."""
-    from mqctl_testkit.cli import invoke
-
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env or cli_env())
