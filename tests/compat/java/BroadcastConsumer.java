@@ -129,6 +129,7 @@ public class BroadcastConsumer {
             }
         });
         consumer.start();
+        FirstRebalance.now(consumer);
         System.out.println("START " + consumer.getDefaultMQPushConsumerImpl().getmQClientFactory().getClientId());
         System.out.flush();
         last.set(System.currentTimeMillis());

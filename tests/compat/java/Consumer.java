@@ -88,6 +88,7 @@ public class Consumer {
             }
         });
         consumer.start();
+        FirstRebalance.now(consumer);
         last.set(System.currentTimeMillis());
         while (true) {
             Thread.sleep(100);
