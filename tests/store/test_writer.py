@@ -19,7 +19,8 @@ from mqctl_testkit.storeparse import (
 )
 
 from mqctl.errors import UsageError
-from mqctl.store.writer import StoreWriter, encode_cq_entry, encode_record
+from mqctl.store.encode import encode_cq_entry, encode_record
+from mqctl.store.writer import StoreWriter
 
 # Spec 4.7, typed in from the spec's hex dump (first 0x80 bytes) and its property text.
 SPEC_RECORD = (
