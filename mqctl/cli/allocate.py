@@ -135,7 +135,7 @@ class StrategyFlags:
 
     def build(self, *, default: bool) -> Any:
         """The strategy object; None when none is named and ``default`` is False (-g: the clients')."""
-        from mqctl.ops import allocate as ops
+        from mqctl.ops import strategies as ops
 
         if self.strategy is None and not default:
             return None

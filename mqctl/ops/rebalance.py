@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 
 from mqctl.errors import NotFoundError
 from mqctl.model import MessageQueue, RebalanceReport, RebalanceRow, java_compare_key
-from mqctl.ops.allocate import Strategy, allocate_mq, build_strategy
+from mqctl.ops.allocate import allocate_mq
+from mqctl.ops.strategies import Strategy, build_strategy
 
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
 
-# The Java client's strategy classes -> mqctl's names (ops/allocate.py).
+# The Java client's strategy classes -> mqctl's names (ops/strategies.py).
 _CLASSES = {
     "AllocateMessageQueueAveragely": "AVG",
     "AllocateMessageQueueAveragelyByCircle": "AVG_BY_CIRCLE",

@@ -10,7 +10,8 @@ from mqctl_testkit.memory_backend import MemoryBackend
 
 from mqctl.errors import NotFoundError, UsageError
 from mqctl.model import MessageQueue, TopicConfig
-from mqctl.ops.allocate import (
+from mqctl.ops.allocate import allocate_mq, compare, split_ip_list
+from mqctl.ops.strategies import (
     Averagely,
     AveragelyByCircle,
     ByConfig,
@@ -18,13 +19,10 @@ from mqctl.ops.allocate import (
     ConsistentHash,
     MachineRoomNearby,
     RoomResolver,
-    allocate_mq,
     build_strategy,
-    compare,
     md5_hash,
     message_queue_str,
     parse_config_queues,
-    split_ip_list,
 )
 
 
