@@ -53,6 +53,11 @@ public class Consumer {
         consumer.setConsumeMessageBatchMaxSize(1);
         // Commit every second instead of every 5 s so LINGER_SECONDS can stay short.
         consumer.setPersistConsumerOffsetInterval(1000);
+        // A heartbeat every second, not every 30 s: a heartbeat that loses the client's heartbeat
+        // lock is skipped, not retried. When the one a rebalance sends with the subscription's new
+        // version is skipped, the brokers answer pulls with 25 SUBSCRIPTION_NOT_LATEST until the
+        // next periodic heartbeat (see FirstRebalance for the one start() sends).
+        consumer.setHeartbeatBrokerInterval(1000);
         consumer.subscribe(topic, args[3]);
 
         AtomicInteger count = new AtomicInteger();

@@ -15,6 +15,10 @@ import org.apache.rocketmq.client.impl.factory.MQClientInstance;
  * a broadcasting consumer got its queues after 20 s and ended empty-handed at its 20 s wait for
  * the first message. The 4.x client always rebalances after start() and its heartbeat method
  * returns nothing; there one extra heartbeat is sent and the rebalance is asked for again.
+ *
+ * The heartbeat sent here can itself take the lock from the one a rebalance sends with the
+ * subscription's new version (RebalancePushImpl.messageQueueChanged, tryLock, no retry): the
+ * consumers therefore heartbeat every second, so a skipped heartbeat is made good within one.
  */
 final class FirstRebalance {
     private FirstRebalance() {
