@@ -7,8 +7,8 @@ offsets, consume-queue entries carry the Java hash of the tag, and the config fi
 broker's pretty fastjson style with ``.bak`` copies.
 
 The bytes of one record and one consume-queue unit come from ``mqctl.store.encode``. The writer
-also records what it wrote (``messages``) so tests can compare a reader's answers
-with ground truth computed independently of the reader modules.
+also records what it wrote (``messages``) so tests can compare a reader's answers with ground
+truth computed independently of the reader modules.
 """
 
 from __future__ import annotations
