@@ -105,6 +105,7 @@ _WHERE = {
     "group_of_retry_topic": "clients",
     "is_system_group": "clients",
     "java_compare_key": "queues",
+    "java_split": "queues",
     "java_string_hash": "subexpr",
     "parse_subexpr": "subexpr",
     "severity": "watch",
@@ -183,6 +184,7 @@ if TYPE_CHECKING:
         TopicConfig,
         TopicRoute,
         java_compare_key,
+        java_split,
     )
     from mqctl.model.reports import LagReportSummary, LagStatusSummary
     from mqctl.model.results import GroupProgress, GroupSummary, ProgressRow

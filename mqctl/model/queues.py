@@ -33,6 +33,18 @@ def _surrogates(v: int) -> str:
     return chr(0xD800 | v >> 10) + chr(0xDC00 | v & 0x3FF)
 
 
+def java_split(s: str, sep: str) -> list[str]:
+    """Java's ``s.split(sep)`` for a one-character literal ``sep``: trailing empty strings are
+    dropped (``"a@@".split("@")`` is ``["a"]``, ``"@"`` gives no part at all), and a string
+    without the separator, even an empty one, is a one-item list."""
+    if sep not in s:
+        return [s]
+    parts = s.split(sep)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
 @record(frozen=True, slots=True)
 class MessageQueue:
     """RocketMQ's MessageQueue: topic, brokerName, queueId."""

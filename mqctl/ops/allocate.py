@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 from mqctl.backends.base import Backend
 from mqctl.errors import NotFoundError, UsageError
-from mqctl.model import AllocationResult, MessageQueue, Move, TopicAllocation, java_compare_key
+from mqctl.model import AllocationResult, MessageQueue, Move, TopicAllocation, java_compare_key, java_split
 from mqctl.model.javaorder import hashset_order, message_queue_hash
-from mqctl.ops.strategies import MQ_ALL_EMPTY, Averagely, Strategy, java_split
+from mqctl.ops.strategies import MQ_ALL_EMPTY, Averagely, Strategy
 
 
 def split_ip_list(value: str) -> list[str]:

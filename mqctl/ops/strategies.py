@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from mqctl.errors import UsageError
-from mqctl.model import MessageQueue, java_compare_key
+from mqctl.model import MessageQueue, java_compare_key, java_split
 from mqctl.records import field, record
 
 STRATEGY_NAMES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "MACHINE_ROOM", "MACHINE_ROOM_NEARBY", "CONFIG")
@@ -238,19 +238,6 @@ class MachineRoomNearby:
             if room not in consumers_in:
                 out += self.delegate.allocate(current_cid, queues_in[room], cid_all, topic)
         return out
-
-
-def java_split(s: str, sep: str) -> list[str]:
-    """Java ``String.split`` with a literal one-char separator: trailing empty strings are dropped.
-
-    A string without the separator (even an empty one) is a one-item list, as in Java.
-    """
-    if sep not in s:
-        return [s]
-    parts = s.split(sep)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
 
 
 # --- building a strategy from command-line values -------------------------------------------

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import dumps_pretty, loads
 from mqctl.model.javaorder import string_order
+from mqctl.model.queues import java_split
 from mqctl.records import field, record
 
 if TYPE_CHECKING:
@@ -221,9 +222,7 @@ def java_topic_and_group(key: str) -> tuple[str, str] | None:
     """(topic, group) when Java's ``key.split("@")`` gives exactly two parts, as the broker reads
     its own keys (getGroupTopicMap, whichTopicByConsumer); None otherwise. Unlike
     ``split_offset_key`` an empty topic counts, as it does for the broker."""
-    parts = key.split(TOPIC_GROUP_SEPARATOR)
-    while parts and parts[-1] == "":
-        parts.pop()  # Java's split drops trailing empty strings
+    parts = java_split(key, TOPIC_GROUP_SEPARATOR)
     return (parts[0], parts[1]) if len(parts) == 2 else None
 
 

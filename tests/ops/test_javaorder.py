@@ -6,6 +6,8 @@ paper: below 65536, spread(h) == h, so bucket = h & (capacity - 1).
 
 from __future__ import annotations
 
+import pytest
+
 from mqctl.model import MessageQueue
 from mqctl.model.javaorder import (
     bucket,
@@ -162,3 +164,23 @@ def test_java_compare_key_orders_as_utf16_code_units() -> None:
     mqs = [MessageQueue(rng.choice(words), rng.choice(words), rng.randint(0, 3)) for _ in range(500)]
     by_hand = sorted(mqs, key=lambda m: (_utf16_units(m.topic), _utf16_units(m.broker_name), m.queue_id))
     assert sorted(mqs, key=MessageQueue.sort_key) == by_hand
+
+
+@pytest.mark.parametrize(
+    ("text", "sep", "expected"),
+    [
+        # What Java 17's String.split answered for each (a one-line main run with java 17).
+        ("a,b,c", ",", ["a", "b", "c"]),
+        ("a,,b", ",", ["a", "", "b"]),  # empty strings inside are kept
+        (",a", ",", ["", "a"]),  # and a leading one
+        ("a,b,,", ",", ["a", "b"]),  # trailing ones are dropped
+        (",", ",", []),  # only empty strings: nothing at all
+        ("", ",", [""]),  # no separator, even in an empty string: the string itself
+        ("abc", ",", ["abc"]),
+        ("topic@group@", "@", ["topic", "group"]),
+    ],
+)
+def test_java_split_is_javas_string_split(text: str, sep: str, expected: list[str]) -> None:
+    from mqctl.model import java_split
+
+    assert java_split(text, sep) == expected
