@@ -1,6 +1,7 @@
 """The one atomic file write and the one synced append, for every file mqctl writes: a store's
 consumerOffset.json (store/safewrite), the undo journal, plan exports, --history lines, Spark's
-log configuration, a broadcasting client's offsets.json.
+log configuration, a broadcasting client's offsets.json; and the probe that a directory takes a
+new file at all, made before the work whose result goes there.
 
 An atomic write goes to a temporary file next to the target, is fsynced, renamed over the target
 (or linked to it without clobbering), and the directory is fsynced: a reader, and a crash at any
@@ -80,6 +81,15 @@ def atomic_write(
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+
+
+def probe_create(directory: Path) -> None:
+    """Create and remove an empty file in ``directory``: raises the OSError of a directory that
+    takes no new entry (/proc, a read-only mount, no permission), so a command can refuse a
+    target before its work rather than fail at the write after it."""
+    probe = directory / f".mqctl-probe.{os.getpid()}"
+    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.unlink(probe)
 
 
 def append_line(path: Path, line: str, *, mode: int = 0o644) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -287,13 +286,10 @@ def check_export_target(target: str, protected: Iterable[Path], overwrite: bool)
 
 
 def _probe(path: Path, target: str) -> None:
-    """Create and remove a file next to the target: a directory that takes no new file (/proc, a
-    read-only mount, no permission) is refused before anything is planned or written, never after
-    an --execute landed."""
-    probe = path.with_name(f".{path.name}.{os.getpid()}.mqctl-probe")
+    """A directory that takes no new file is refused before anything is planned or written, never
+    after an --execute landed."""
     try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        os.unlink(probe)
+        fsio.probe_create(path.parent)
     except OSError as exc:
         from mqctl.errors import MqctlError
 
