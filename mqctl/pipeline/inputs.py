@@ -8,12 +8,15 @@ cluster's answers arrive as a ``LiveSnapshot`` of model objects, fetched by the 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mqctl.errors import UsageError
+from mqctl.errors import MqctlError, UsageError
+from mqctl.fsio import probe_create
 from mqctl.model import SubExpr, parse_subexpr
 from mqctl.records import record
 from mqctl.store.offsets import COMMITTED, split_offset_key
@@ -27,6 +30,8 @@ __all__ = [
     "CqFile",
     "check_dataset_target",
     "LiveSnapshot",
+    "is_local_master",
+    "local_spark",
     "consumer_queues",
     "load_broker_input",
     "list_cq_files",
@@ -126,6 +131,21 @@ def list_cq_files(broker_name: str, root: str, topics: Iterable[str]) -> list[Cq
     return out
 
 
+# local, local[4], local[*], local[4,2] (with task retries), local[*,2]
+_LOCAL_MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?")
+
+
+def is_local_master(master: str | None) -> bool:
+    """local, local[N], local[*] (and local[N,F]); None is mqctl's default, local[*]."""
+    return master is None or _LOCAL_MASTER.fullmatch(master.strip()) is not None
+
+
+def local_spark(master: str | None) -> bool:
+    """Spark runs on this machine, started by mqctl: a local master and no spark-submit around it
+    (which chooses the master and, on a cluster, the filesystem a plain path names)."""
+    return is_local_master(master) and "PYSPARK_GATEWAY_PORT" not in os.environ
+
+
 def local_path(uri: str) -> str | None:
     """The local filesystem path a Spark path names: ``file:`` URIs and plain paths (absolute or
     relative, existing or not); None for other schemes (hdfs://, s3a://, ...)."""
@@ -138,11 +158,14 @@ def local_path(uri: str) -> str | None:
     return uri
 
 
-def check_dataset_target(flag: str, target: str, stores: Iterable[str], *, must_be_new: bool) -> None:
+def check_dataset_target(
+    flag: str, target: str, stores: Iterable[str], *, must_be_new: bool, here: bool = False
+) -> None:
     """Before any work: refuse a dataset directory inside a broker store root (mqctl writes a
     store only through the safe offset write) and, when ``must_be_new``, one that exists (Spark
-    would refuse it only after the whole job). Paths Spark reaches through another scheme
-    (hdfs://, s3a://) are not checked here."""
+    would refuse it only after the whole job). ``here``: Spark writes this machine's filesystem
+    (``local_spark``), so a directory that cannot be created there is refused too. Paths Spark
+    reaches through another scheme (hdfs://, s3a://) are not checked here."""
     local = local_path(target)
     if local is None:
         return
@@ -159,6 +182,29 @@ def check_dataset_target(flag: str, target: str, stores: Iterable[str], *, must_
             f"{flag} {target}: it exists; nothing computed, nothing written",
             "pass --overwrite to replace it, or choose another directory",
         )
+    if here:
+        _check_creatable(flag, target, resolved)
+
+
+def _check_creatable(flag: str, target: str, path: Path) -> None:
+    """The directory, or where it does not exist yet the nearest one above it (Spark creates the
+    rest), takes a new entry: /proc, a read-only mount, no permission, or a file in the way is
+    said before the job instead of by Spark after it."""
+    where = path
+    try:
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        if not where.is_dir():
+            raise UsageError(
+                f"{flag} {target}: {where} is not a directory; nothing computed, nothing written"
+            )
+        probe_create(where)
+    except OSError as exc:
+        raise MqctlError(
+            f"{flag} {target}: cannot create anything in {where}: {exc.strerror or exc}; "
+            "nothing computed, nothing written",
+            "choose a directory this user can write to",
+        ) from None
 
 
 def load_broker_input(broker_name: str, root: Path) -> BrokerInput:

@@ -46,15 +46,17 @@ class Dataset:
     top: int = 20
     history: str | None = None
 
-    def check_targets(self, stores: Sequence[str] = ()) -> None:
+    def check_targets(self, spark: SparkFlags, stores: Sequence[str] = ()) -> None:
         """Before any work (Spark refuses an existing --out only after the whole job): --out
-        exists only with --overwrite; --out and --history never inside a store root."""
-        from mqctl.pipeline.inputs import check_dataset_target
+        exists only with --overwrite; --out and --history never inside a store root; where Spark
+        writes this machine's files, both can be created."""
+        from mqctl.pipeline.inputs import check_dataset_target, local_spark
 
+        here = local_spark(spark.master)
         if self.out is not None:
-            check_dataset_target("--out", self.out, stores, must_be_new=not self.overwrite)
+            check_dataset_target("--out", self.out, stores, must_be_new=not self.overwrite, here=here)
         if self.history is not None:
-            check_dataset_target("--history", self.history, stores, must_be_new=False)
+            check_dataset_target("--history", self.history, stores, must_be_new=False, here=here)
 
 
 @record(frozen=True)
@@ -94,7 +96,7 @@ def store_report(
     )
     from mqctl.pipeline.lagreport_run import spark_job
 
-    ds.check_targets([root for _name, root in stores])
+    ds.check_targets(spark, [root for _name, root in stores])
     job = spark_job()  # no Spark: exit 7 before anything is read
     subs = load_subscriptions(subscriptions) if subscriptions is not None else None
     brokers = [load_broker_input(name, Path(root)) for name, root in stores]
@@ -146,7 +148,7 @@ def live_report(
     The second value is the error to raise after printing (brokers that did not answer)."""
     from mqctl.pipeline.lagreport_run import spark_job
 
-    ds.check_targets()
+    ds.check_targets(spark)
     job = spark_job()
     snapshot, failure = live_snapshot(backend, lag_time=lag_time)
     for w in backend.take_warnings():
@@ -221,7 +223,7 @@ def status_report(
     from mqctl.pipeline.lagreport_run import run_spark, spark_job
     from mqctl.pipeline.lagreport_status import StatusRules, group_status_df, queue_status_df
 
-    ds.check_targets()
+    ds.check_targets(flags)
     job = spark_job()
 
     def work(spark: Any, progress: Any) -> tuple[list[dict[str, Any]], int]:

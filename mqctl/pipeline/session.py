@@ -27,6 +27,8 @@ from typing import Any, TextIO
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
+from mqctl.pipeline.inputs import is_local_master, local_spark
+
 __all__ = [
     "Progress",
     "build_session",
@@ -44,8 +46,6 @@ _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 # binaryFile rows are whole CQ files (6 MB by default): Arrow's default 10,000 rows per batch
 # would ask a Python worker for 60 GB at once.
 _ROWS_PER_ARROW_BATCH = 8
-# local, local[4], local[*], local[4,2] (with task retries), local[*,2]
-_LOCAL_MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?")
 _LOG_PROPERTY = "mqctl.sparkLog"
 _KEEP_LOGS = 20
 # Spark's own defaults (log4j2-defaults.properties), written to a file instead of the console.
@@ -66,11 +66,6 @@ logger.jetty2.level = error
 logger.parquet.name = org.apache.parquet.CorruptStatistics
 logger.parquet.level = error
 """
-
-
-def is_local_master(master: str | None) -> bool:
-    """local, local[N], local[*] (and local[N,F]); None is mqctl's default, local[*]."""
-    return master is None or _LOCAL_MASTER.fullmatch(master.strip()) is not None
 
 
 def has_active_session() -> bool:
@@ -214,7 +209,7 @@ def pin_worker_python(sc: SparkContext) -> str:
     Non-local masters are left alone: a cluster's executors have their own Python.
     Returns the workers' interpreter.
     """
-    if not is_local_master(sc.master) or "PYSPARK_GATEWAY_PORT" in os.environ:
+    if not local_spark(sc.master):
         return str(sc.pythonExec)
     if os.environ.get("PYSPARK_PYTHON") or os.environ.get("PYSPARK_DRIVER_PYTHON"):
         return str(sc.pythonExec)

@@ -106,6 +106,31 @@ def test_lag_report_never_writes_inside_a_store(flag: str, inside: str, tmp_path
     assert snapshot(tmp_path / "a") == before
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc")
+@pytest.mark.parametrize("flag", ["--out", "--history"])
+@pytest.mark.parametrize("where", ["proc", "under-a-file"])
+def test_lag_report_target_that_cannot_be_created_is_refused_before_the_job(
+    flag: str, where: str, demo_store: DemoSummary, tmp_path: Path
+) -> None:
+    """Spark, started locally, would fail on these only at its write, after the whole job: /proc
+    takes no new directory (not even root's), and a path under a regular file has no directory."""
+    (tmp_path / "a-file").write_text("x")
+    target = "/proc/mqctl-report" if where == "proc" else str(tmp_path / "a-file" / "report")
+    started = time.monotonic()
+    r = mqctl("lagReport", "-S", f"broker-a={demo_store.root}", flag, target)
+    line = error_line(r.stderr)
+    if where == "proc":
+        assert r.exit_code == 1, r.stderr
+        assert f"{flag} {target}: cannot create anything in /proc" in line
+        assert "this user can write to" in r.stderr
+    else:
+        assert r.exit_code == 2, r.stderr
+        assert f"{flag} {target}: {tmp_path / 'a-file'} is not a directory" in line
+    assert "nothing computed, nothing written" in line and "Spark" not in r.stderr
+    assert time.monotonic() - started < 10, "refused after the job instead of before it"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
 # --- lagReport and the overview agree on the groups ---------------------------------------------
 
 

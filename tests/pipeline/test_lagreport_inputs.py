@@ -61,3 +61,46 @@ def test_history_partitions_are_utc_and_zero_padded() -> None:
     assert partition_of(1_767_225_600_000 - 1) == ("2025-12-31", "23")
     assert partition_of(1_767_225_600_000 + 9 * 3600_000 + 59_999) == ("2026-01-01", "09")
     assert local_dir("file:///h") == Path("/h") and local_dir("hdfs://nn/h") is None
+
+
+def test_a_dataset_directory_is_probed_where_spark_will_create_it(tmp_path: Path) -> None:
+    """A new --out three levels below an existing directory: the probe goes to that directory,
+    and neither the probe nor any directory stays behind."""
+    from mqctl.pipeline.inputs import check_dataset_target
+
+    check_dataset_target("--out", str(tmp_path / "x" / "y" / "report"), [], must_be_new=True, here=True)
+    check_dataset_target("--history", f"file://{tmp_path}", [], must_be_new=False, here=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc")
+def test_paths_spark_writes_elsewhere_are_not_probed_here() -> None:
+    """Not ``here`` (a cluster master, spark-submit) a plain path may name another filesystem, and
+    another scheme always does: neither is refused for what this machine's /proc would do."""
+    from mqctl.errors import MqctlError
+    from mqctl.pipeline.inputs import check_dataset_target
+
+    check_dataset_target("--out", "/proc/mqctl-report", [], must_be_new=True, here=False)
+    check_dataset_target("--out", "hdfs://nn:8020/proc/mqctl-report", [], must_be_new=True, here=True)
+    with pytest.raises(MqctlError, match="cannot create anything in /proc"):
+        check_dataset_target("--out", "file:/proc/mqctl-report", [], must_be_new=True, here=True)
+
+
+@pytest.mark.parametrize(
+    ("master", "env", "local"),
+    [
+        (None, {}, True),
+        ("local[2]", {}, True),
+        ("spark://h:7077", {}, False),
+        ("yarn", {}, False),
+        (None, {"PYSPARK_GATEWAY_PORT": "4242"}, False),  # spark-submit chose the master
+    ],
+)
+def test_local_spark(
+    master: str | None, env: dict[str, str], local: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mqctl.pipeline.inputs import local_spark
+
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert local_spark(master) is local
