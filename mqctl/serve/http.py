@@ -56,6 +56,20 @@ def app(collector: RoundCollector) -> Callable[[dict, StartResponse], Iterable[b
     return serve
 
 
+def _hint(error: OSError, host: str) -> str:
+    import errno
+
+    if error.errno == errno.EADDRINUSE:
+        return "another process listens on that port: pick a free one"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return f"{host} is not an address of this machine: give one of its own, or ':PORT' for every one"
+    if error.errno == errno.EACCES:
+        return "a port below 1024 needs privileges: pick a higher one"
+    if isinstance(error, socket.gaierror):
+        return f"check the host name {host!r}, or give an IP address"
+    return "pick another HOST:PORT"
+
+
 class Server:
     """The endpoint on ``listen``, answering from a thread of its own until ``close``."""
 
@@ -78,7 +92,7 @@ class Server:
             self.httpd = make_server(host, port, app(collector), Threading, handler_class=Quiet)
         except OSError as e:
             raise UsageError(
-                f"--listen {listen}: cannot listen there: {e.strerror or e}", "pick a free port"
+                f"--listen {listen}: cannot listen there: {e.strerror or e}", _hint(e, host)
             ) from None
         self.port = self.httpd.server_port
         self.host = host

@@ -42,6 +42,22 @@ def test_bad_flags_are_one_line_exit_2(args: list[str], message: str) -> None:
     assert r.code == 2 and message in r.error_line()
 
 
+@pytest.mark.parametrize("where", ["in-use", "not-ours"])
+def test_a_listen_address_that_cannot_be_bound_says_why(where: str) -> None:
+    """The hint follows the socket's reason: a port another process holds, or an address this
+    machine does not have (203.0.113.0/24 is TEST-NET-3, never assigned)."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        listen = f"127.0.0.1:{held.getsockname()[1]}" if where == "in-use" else "203.0.113.77:9877"
+        r = run_cli("exporter", "-n", "127.0.0.1:1", "--listen", listen)
+    assert r.code == 2 and f"--listen {listen}: cannot listen there" in r.error_line()
+    hint = "another process listens on that port" if where == "in-use" else "not an address of this machine"
+    assert hint in r.err
+
+
 def test_missing_library_is_exit_7_with_the_pip_line() -> None:
     probe = "import sys; sys.modules['prometheus_client'] = None\nfrom mqctl.cli.app import main\nmain()"
     p = subprocess.run(
