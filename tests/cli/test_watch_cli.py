@@ -5,6 +5,7 @@ enough; one subprocess for the store re-read between samples."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -241,6 +242,23 @@ def test_history_is_never_written_into_a_store(store: WatchStore) -> None:
     r = mqctl("-g", "G", *store.args(), "--history", str(store.root / "h.jsonl"))
     assert r.exit_code == 2 and "refusing to write inside the broker store" in r.stderr
     assert not (store.root / "h.jsonl").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc")
+@pytest.mark.parametrize("target", ["/proc/mqctl-h.jsonl", "/proc/self/status"])
+def test_history_that_cannot_be_appended_to_is_refused_before_the_read(
+    store: WatchStore, target: str
+) -> None:
+    """/proc takes no new file: said before the cluster is read. /proc/self/status takes no
+    write (root may open it for one) and no seek to its end: whichever step refuses names it."""
+    r = mqctl("-g", "G", *store.args(), "--history", target)
+    assert r.exit_code == 1, r.stderr
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("mqctl: error: ")]
+    if target == "/proc/mqctl-h.jsonl" or os.geteuid() != 0:
+        assert line.startswith(f"mqctl: error: --history {target}: cannot append to it")
+        assert line.endswith("nothing read")  # refused by the check, before the read
+    else:
+        assert line.startswith(f"mqctl: error: {target}: cannot read it as a history file")
 
 
 # ------------------------------------------------------------------------------------ --why

@@ -5,6 +5,7 @@ offset, p pull offset)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -327,3 +328,24 @@ def test_parse_queue_ref(text: str, ref: tuple) -> None:
 def test_parse_queue_ref_rejects(text: str) -> None:
     with pytest.raises(ValueError, match="expected BROKER:QID or TOPIC/BROKER/QID"):
         watch.parse_queue_ref(text)
+
+
+def test_a_failed_history_append_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk that fills between the check and the append: the error says which file and that the
+    sample is not recorded, instead of a bare "No space left on device"."""
+    import errno
+
+    from mqctl import fsio
+    from mqctl.errors import MqctlError
+    from mqctl.ops.watch import history
+
+    def full(path: Path, line: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fsio, "append_line", full)
+    with pytest.raises(MqctlError) as caught:
+        history.append_line(tmp_path / "h.jsonl", "{}")
+    assert caught.value.exit_status == 1
+    assert str(caught.value.message) == (
+        f"--history {tmp_path / 'h.jsonl'}: cannot append the sample: No space left on device; it is not recorded"
+    )

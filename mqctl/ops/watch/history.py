@@ -63,7 +63,8 @@ def _refuse_foreign(path: Path) -> None:
 
 
 def check_history_path(target: str, protected: Iterable[Path]) -> Path:
-    """Refuse a history file inside a broker store, a directory, or a missing directory."""
+    """Refuse a history file inside a broker store, a directory, a missing directory, or one that
+    could not be appended to (before the cluster is read: a cron run must not lose its sample)."""
     path = Path(target).expanduser()
     resolved = path.resolve()
     for root in protected:
@@ -76,6 +77,16 @@ def check_history_path(target: str, protected: Iterable[Path]) -> Path:
         raise UsageError(f"--history {target}: directory {resolved.parent} does not exist")
     if path.exists() and not path.is_file():
         raise UsageError(f"--history {target}: not a regular file")
+    try:
+        if path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))  # opened, nothing written
+        else:
+            fsio.probe_create(resolved.parent)
+    except OSError as exc:
+        raise MqctlError(
+            f"--history {target}: cannot append to it: {exc.strerror or exc}; nothing read",
+            "choose a file this user can write, in a directory it can write to",
+        ) from None
     return path
 
 
@@ -104,7 +115,13 @@ def read_history(
         if required:
             raise UsageError(f"--status-from {path}: no such file")
         return [], []
-    lines, first_no, terminated = _tail(path)
+    try:
+        lines, first_no, terminated = _tail(path)
+    except OSError as exc:
+        raise MqctlError(
+            f"{path}: cannot read it as a history file: {exc.strerror or exc}",
+            "a --history file is a regular file mqctl appends to",
+        ) from None
     out: deque[Sample] = deque(maxlen=max(keep, 1))
     warnings: list[str] = []
     groups: set[str] = set()
@@ -139,8 +156,15 @@ def read_history(
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append one line in one write (fsio.append_line: a new line first after a cut one)."""
-    fsio.append_line(path, line)
+    """Append one line in one write (fsio.append_line: a new line first after a cut one); a
+    failure names the file (a full disk, or a file that takes no write although it opened)."""
+    try:
+        fsio.append_line(path, line)
+    except OSError as exc:
+        raise MqctlError(
+            f"--history {path}: cannot append the sample: {exc.strerror or exc}; it is not recorded",
+            "check the file, its permissions and free space",
+        ) from None
 
 
 def record(
