@@ -75,10 +75,11 @@ def check_history_path(target: str, protected: Iterable[Path]) -> Path:
             )
     if not resolved.parent.is_dir():
         raise UsageError(f"--history {target}: directory {resolved.parent} does not exist")
-    if path.exists() and not path.is_file():
+    exists = path.exists()
+    if exists and not path.is_file():
         raise UsageError(f"--history {target}: not a regular file")
     try:
-        if path.exists():
+        if exists:
             os.close(os.open(path, os.O_WRONLY | os.O_APPEND))  # opened, nothing written
         else:
             fsio.probe_create(resolved.parent)
