@@ -22,7 +22,7 @@ def version_ordinal(text: str) -> int:
     """The MQVersion ordinal of a release named ``4.9.7`` / ``V5_3_3`` / ``5.5.1`` (4.0.0 on);
     ValueError for anything else."""
     parts = text.strip().upper().lstrip("V").replace("_", ".").split(".")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if len(parts) != 3 or not all(p.isdecimal() for p in parts):
         raise ValueError(f"not a RocketMQ release: {text!r} (expected e.g. 4.9.7, 5.3.3, 5.5.1)")
     major, minor, patch = (int(p) for p in parts)
     if major < 4 or minor > 9 or patch > 9:

@@ -72,7 +72,7 @@ def _int_field(row: Mapping, key: str, path: Path, n: int) -> int:
         raise _bad_plan(path, f"row {n}: {key} is not an integer")
     if isinstance(v, int):
         return v
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+    if isinstance(v, str) and v.strip().lstrip("-").isdecimal():
         return int(v.strip())
     raise _bad_plan(path, f"row {n}: {key} is missing or not an integer")
 

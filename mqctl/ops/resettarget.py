@@ -50,17 +50,27 @@ class Scope:
         return cls(target, ts_text, ts_long, broker, None if whole_topic else qid, note)
 
 
+_JAVA_LONG = (-(2**63), 2**63 - 1)  # offsets and shifts: what mqadmin's Long.parseLong takes
+_JAVA_INT = (-(2**31), 2**31 - 1)  # queue ids: Integer.parseInt
+
+
 def int_opt(value: str | None, flag: str) -> int | None:
-    """An integer flag's value (None when not given); ``flag`` names it in the error."""
+    """An integer flag's value (None when not given); ``flag`` names it in the error. Digits are
+    decimal ones (Java's parse takes any script's, and so does this; never a superscript), and the
+    value must fit the Java type the broker holds it in: a long, an int for -q."""
     if value is None:
         return None
     s = value.strip()
-    if not s.lstrip("+-").isdigit() or s.count("-") + s.count("+") > 1:
+    if not s.lstrip("+-").isdecimal() or s.count("-") + s.count("+") > 1:
         hint = None
         if flag.startswith("-o") and s.lower() in ("table", "plain", "json", "csv"):
             hint = f"here -o is mqadmin's --offset; the output format is --output {s.lower()}"
         raise UsageError(f"{flag}: expected an integer, got {value!r}", hint)
-    return int(s)
+    n = int(s)
+    kind, (low, high) = ("int", _JAVA_INT) if flag.startswith("-q") else ("long", _JAVA_LONG)
+    if not low <= n <= high:
+        raise UsageError(f"{flag}: {s} does not fit in a Java {kind}, as the broker holds it ({low}..{high})")
+    return n
 
 
 def reset_target(

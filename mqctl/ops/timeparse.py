@@ -32,7 +32,7 @@ def parse_duration_ms(text: str, *, bare_ms: bool = True) -> int:
     s = text.strip()
     if not s:
         raise UsageError(f"empty duration; accepted: {DURATION_FORMATS}")
-    if s.isdigit():
+    if s.isdecimal():
         if not bare_ms:
             raise UsageError(
                 f"duration {text!r} has no unit; accepted: {DURATION_FORMATS}",

@@ -123,7 +123,7 @@ def list_cq_files(broker_name: str, root: str, topics: Iterable[str]) -> list[Cq
             continue  # a topic nobody ever wrote to on this broker
         for q in qdirs:
             qdir = os.path.join(root, "consumequeue", topic, q)
-            if not q.isdigit() or not os.path.isdir(qdir):
+            if not q.isdecimal() or not os.path.isdir(qdir):
                 continue
             for f in sorted(os.listdir(qdir)):
                 if name.fullmatch(f) and os.path.isfile(os.path.join(qdir, f)):

@@ -22,7 +22,7 @@ StartResponse = Callable[..., Any]
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``:PORT`` (every address) or ``[::1]:PORT``."""
     host, sep, port = text.strip().rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
         raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9877 or :9877")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)

@@ -170,6 +170,59 @@ def test_timeout_in_range_is_accepted(store: list[str], value: str) -> None:
     assert mqctl("consumerProgress", "-g", G, "--timeout", value, *store).exit_code == 0
 
 
+# ------------------------------------------------------------------ numbers Java would not parse
+
+# '\u00b2' (SUPERSCRIPT TWO) passes Python's str.isdigit() but not int(): it used to end as
+# "internal error: ValueError" (exit 1). 2^63 and 2^31 are what Java 17's Long.parseLong /
+# Integer.parseInt refuse (tests/ops/test_reset_intflags.py): a --shift-by beyond a long used to
+# be planned, clamped, and printed as a JSON number no Java or Go reader takes.
+SUP2 = "\u00b2"
+NOT_NUMBERS = [
+    (
+        ["resetOffsetByTime", "-g", G, "-t", T, "--to-offset", SUP2],
+        f"--to-offset: expected an integer, got '{SUP2}'",
+    ),
+    (
+        ["resetOffsetByTime", "-g", G, "-t", T, "--shift-by", str(2**63)],
+        "--shift-by: 9223372036854775808 does not fit",
+    ),
+    (
+        ["resetOffsetByTime", "-g", G, "-t", T, "-b", "broker-a", "-q", str(2**31), "-o", "1"],
+        "-q/--queue: 2147483648",
+    ),
+    (["consumerProgress", "-g", G, "--watch", SUP2], f"malformed duration '{SUP2}'"),
+    (["consumerProgress", "-g", G, "--why", f"broker-a:{SUP2}"], "expected BROKER:QID or TOPIC/BROKER/QID"),
+    (["exporter", "--listen", f":{SUP2}"], "--listen"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), NOT_NUMBERS, ids=[n[:32] for _, n in NOT_NUMBERS])
+def test_a_number_java_would_not_parse_is_a_usage_error(
+    store: list[str], args: list[str], needle: str
+) -> None:
+    r = mqctl(*args, *store)
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert needle in one_error(r) and "internal error" not in r.stderr
+    assert r.stdout == ""
+
+
+def test_a_plan_row_with_a_superscript_queue_id_names_the_file(store: list[str], tmp_path: Path) -> None:
+    plan = tmp_path / "plan.csv"
+    assert (
+        mqctl("resetOffsetByTime", "-g", G, "-t", T, "--to-earliest", "--export", str(plan), *store).exit_code
+        == 0
+    )
+    lines = plan.read_text().splitlines()
+    head, row = lines[0].split(","), lines[1].split(",")
+    row[head.index("queueId")] = SUP2
+    plan.write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
+    r = mqctl("resetOffsetByTime", "--from-file", str(plan), *store)
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert one_error(r).startswith(
+        f"mqctl: error: plan file {plan}: row 1: queueId is missing or not an integer"
+    )
+
+
 # ------------------------------------------------------------------ stdout's encoding
 
 GROUP = "grüppe-订单"  # Latin-1 has the ü, not the CJK characters; ASCII has neither

@@ -265,6 +265,6 @@ def parse_queue_ref(text: str) -> tuple[str | None, str, int]:
         broker, sep, qid = s.rpartition(":")
         if not sep:
             raise ValueError(f"queue {text!r}: expected BROKER:QID or TOPIC/BROKER/QID")
-    if not broker or not qid.isdigit() or (topic is not None and not topic):
+    if not broker or not qid.isdecimal() or (topic is not None and not topic):
         raise ValueError(f"queue {text!r}: expected BROKER:QID or TOPIC/BROKER/QID")
     return topic, broker, int(qid)
