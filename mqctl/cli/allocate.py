@@ -9,6 +9,7 @@ import typer
 
 from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.cluster import Cluster, cluster_options
+from mqctl.cli.command import given
 from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, OutputFormat, emit, output_options
 from mqctl.errors import UsageError
@@ -137,6 +138,7 @@ class StrategyFlags:
         """The strategy object; None when none is named and ``default`` is False (-g: the clients')."""
         from mqctl.ops import strategies as ops
 
+        self._check_settings()
         if self.strategy is None and not default:
             return None
         return ops.build_strategy(
@@ -148,6 +150,32 @@ class StrategyFlags:
             consumer_rooms=ops.parse_mapping(self.consumer_rooms, "--consumer-rooms"),
             config_queues=self.config_queues or [],
         )
+
+    def _check_settings(self) -> None:
+        """A strategy's own flag given while another strategy allocates would change nothing: refused,
+        naming the --strategy that takes it (MACHINE_ROOM_NEARBY's --delegate counts as in use)."""
+        in_use = {self.strategy}
+        if self.strategy is StrategyName.MACHINE_ROOM_NEARBY:
+            in_use.add(self.delegate)
+        for name, flag, owner in _SETTINGS:
+            if given(name) and owner not in in_use:
+                hint = None
+                if owner is not StrategyName.MACHINE_ROOM_NEARBY:
+                    hint = f"or --strategy machine_room_nearby --delegate {owner.value.lower()}"
+                raise UsageError(
+                    f"{flag} is a {owner.value} setting: add --strategy {owner.value.lower()}", hint
+                )
+
+
+# Each strategy's own flags: parameter, flag, the strategy that reads it.
+_SETTINGS = (
+    ("virtual_nodes", "--virtual-nodes", StrategyName.CONSISTENT_HASH),
+    ("consumer_idcs", "--consumer-idcs", StrategyName.MACHINE_ROOM),
+    ("delegate", "--delegate", StrategyName.MACHINE_ROOM_NEARBY),
+    ("broker_rooms", "--broker-rooms", StrategyName.MACHINE_ROOM_NEARBY),
+    ("consumer_rooms", "--consumer-rooms", StrategyName.MACHINE_ROOM_NEARBY),
+    ("config_queues", "--config-queues", StrategyName.CONFIG),
+)
 
 
 strategy_options = block(

@@ -4,6 +4,8 @@
   (``values.blank_values``): ``-g ''`` is a script's unset variable, never "all groups".
 - --help names values, not types: a required argument bare (``mqctl demo [OPTIONS] PATH``, not
   ``{path}``), an option's value by its parameter's name (``-g, --groupName GROUP``, not ``<str>``).
+- Which options were given, not defaulted (``given``): a command refuses one that would change
+  nothing in the combination given (``--window`` without a mode that has a window).
 - stdout's reader went away (``mqctl ... --help | true``): ``--help`` and ``--version``, printed
   while click parses, end quietly with 0 (``streams.quiet_stdout``); a command's own output ends
   with 141 in ``errors.handle_errors``.
@@ -75,6 +77,13 @@ class MqctlCommand(TyperCommand):
             ctx.fail(f"{name} is blank: set a value, or unset it")
         return rest
 
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        _GIVEN.append(_given_names(ctx, self.get_params(ctx)))
+        try:
+            return super().invoke(ctx)
+        finally:
+            _GIVEN.pop()
+
 
 def _takes_text(p: Any) -> bool:
     return not getattr(p, "is_flag", False) and getattr(p.type, "name", "") in ("text", "str")
@@ -89,6 +98,21 @@ def _blank_from_environment(ctx: Any, params: list[Any]) -> list[str]:
         if source == "ENVIRONMENT" and isinstance(value, str) and not value.strip():
             found.append(f"${p.envvar}")
     return found
+
+
+_GIVEN: list[frozenset[str]] = []  # per running command: the options given (see ``given``)
+
+
+def given(name: str) -> bool:
+    """Whether the running command's option of parameter ``name`` was given (on the command line
+    or in its environment variable), not left at its default: an option that does nothing in the
+    combination given is refused, one nobody gave never is."""
+    return bool(_GIVEN) and name in _GIVEN[-1]
+
+
+def _given_names(ctx: Any, params: list[Any]) -> frozenset[str]:
+    sources = ((p.name, getattr(ctx.get_parameter_source(p.name), "name", None)) for p in params)
+    return frozenset(name for name, source in sources if source in ("COMMANDLINE", "ENVIRONMENT"))
 
 
 class MqctlGroup(TyperGroup):

@@ -11,6 +11,7 @@ import typer
 
 from mqctl.cli.blocks import Flag, block, opt
 from mqctl.cli.cluster import Cluster, cluster_options
+from mqctl.cli.command import given
 from mqctl.cli.errors import debug_enabled, handle_errors, warn
 from mqctl.cli.output import Output, emit, output_options
 from mqctl.errors import UsageError
@@ -189,6 +190,7 @@ def lag_report(
 
     if top < 0:
         raise UsageError("--top must be >= 0")
+    _check_idle(status, out, overwrite)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ds = pipeline.Dataset(now, out, dataset_format.value, overwrite, top, history)
     if status:
@@ -201,6 +203,17 @@ def lag_report(
     if failure is not None:
         raise failure
     pipeline.check_times_readable(report)
+
+
+def _check_idle(status: bool, out: str | None, overwrite: bool) -> None:
+    """Flags that change nothing without the flag they belong to: said before Spark starts, not
+    ignored after a job of minutes."""
+    if given("window") and not status:
+        raise UsageError("--window is the span --status judges; there is no --status")
+    idle = [flag for flag, on in (("--format", given("dataset_format")), ("--overwrite", overwrite)) if on]
+    if idle and out is None:
+        verb = "apply" if len(idle) > 1 else "applies"
+        raise UsageError(f"{' and '.join(idle)} {verb} to the dataset --out writes; there is no --out DIR")
 
 
 def _report(

@@ -9,6 +9,7 @@ import typer
 from mqctl.cli import progress_watch
 from mqctl.cli.blocks import opt
 from mqctl.cli.cluster import Cluster, cluster_options
+from mqctl.cli.command import given
 from mqctl.cli.errors import handle_errors, warn, warn_all
 from mqctl.cli.output import Output, OutputFormat, after_answers, emit, output_options, scanning
 from mqctl.cli.progress_broadcast import BroadcastFlags, broadcast_options
@@ -135,6 +136,7 @@ def consumer_progress(
     topic = topic.strip() if topic else None
     gates, sub = _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort)
     ip = show_client_ip is not None and true_false(show_client_ip, "-s/--showClientIP")
+    progress_watch.check_idle(over_time)
     if over_time.any:
         progress_watch.check_flags(over_time, group, tags=tags is not None, client_ip=ip, gates=gates.any)
     progress_broadcast.check_flags(bcast, group, client_ip=ip, over_time=over_time)
@@ -220,6 +222,8 @@ def _check_flags(group, topic, tags, verify_tags, max_lag, max_lag_time, sort): 
         raise UsageError("--max-lag must be >= 0")
     if sort not in ("lag", "name", "mqadmin"):
         raise UsageError(f"--sort {sort!r}: expected lag, name or mqadmin")
+    if group and given("sort"):
+        raise UsageError("--sort orders the groups overview: with -g/--groupName it has no effect")
     gates = Gates(max_lag, _duration_ms(max_lag_time) if max_lag_time else None)
     if tags is None:
         return gates, None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.blocks import Flag, block, opt
+from mqctl.cli.command import given
 from mqctl.cli.errors import warn, warn_all
 from mqctl.cli.output import Output, OutputFormat
 from mqctl.errors import UsageError
@@ -164,10 +165,25 @@ def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool
         raise UsageError("--max-status needs a window: --watch, --history PATH or --status-from PATH")
     if f.window < 2:
         raise UsageError(f"--window {f.window}: a window needs at least 2 samples")
-    if f.retry_scan < 0 or (f.samples is not None and f.samples < 1):
-        raise UsageError("--retry-scan must be >= 0 and --samples >= 1")
+    if f.retry_scan < 0:
+        raise UsageError(f"--retry-scan {f.retry_scan}: must be >= 0")
+    if f.samples is not None and f.samples < 1:
+        raise UsageError(f"--samples {f.samples}: must be >= 1")
     if f.max_status is not None:
         max_status(f)
+
+
+def check_idle(f: WatchFlags) -> None:
+    """--window and --retry-scan given where they change nothing: a script's typo for the mode
+    that uses them, said instead of ignored."""
+    if given("window") and not (f.watch is not None or f.history is not None or f.status_from):
+        raise UsageError(
+            "--window needs --watch, --history PATH or --status-from PATH: their statuses span it"
+        )
+    if given("retry_scan") and not (f.why or f.watch is not None):
+        raise UsageError(
+            "--retry-scan needs --why, or --watch (which looks up STUCK and STALL queues the same way)"
+        )
 
 
 def max_status(f: WatchFlags) -> str | None:

@@ -113,7 +113,7 @@ def reset_offset_by_time(
     group = group.strip() if group else None
     topic = topic.strip() if topic else None
     scope = target.scope(now, from_file, undo)
-    _check(execute and dry_run, export)
+    _check(execute and dry_run, export, overwrite)
     if client_offsets or persist_interval is not None or _client_undo(undo):
         from mqctl.cli.reset_clients import ClientReset, reset_clients
 
@@ -169,9 +169,11 @@ def _client_undo(undo: str | None) -> bool:
     return is_client_journal(undo)
 
 
-def _check(contradiction: bool, export: str | None) -> None:
+def _check(contradiction: bool, export: str | None, overwrite: bool) -> None:
     if contradiction:
         raise UsageError("--execute and --dry-run contradict each other")
+    if overwrite and export is None:
+        raise UsageError("--overwrite lets --export replace a file; there is no --export")
     if export is not None and export != STDOUT and Path(export).suffix.lower() not in (".json", ".csv"):
         raise UsageError(f"--export {export}: the file name must end in .json or .csv (or '-' for stdout)")
 

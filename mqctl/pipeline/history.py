@@ -24,9 +24,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from mqctl.errors import UsageError
 from mqctl.pipeline import spark_schemas as S
-from mqctl.pipeline.inputs import local_path
+from mqctl.pipeline.inputs import check_history_source, local_path
 
 __all__ = ["append_history", "history_df", "local_dir", "partition_of", "read_history"]
 
@@ -87,9 +86,7 @@ def read_history(
 ) -> DataFrame:
     """The history's rows (HISTORY) with since_ms <= sampleMs <= until_ms; the date partitions
     outside the range are never listed past their directory names."""
-    local = local_dir(path)
-    if local is not None and not local.is_dir():
-        raise UsageError(f"--history {path}: no such directory", "lagReport ... --history DIR writes one")
+    check_history_source(path)
     df = spark.read.schema(S.HISTORY).parquet(path)
     if since_ms is not None:
         df = df.where((F.col("date") >= partition_of(since_ms)[0]) & (F.col("sampleMs") >= since_ms))

@@ -158,6 +158,13 @@ def local_path(uri: str) -> str | None:
     return uri
 
 
+def check_history_source(history: str) -> None:
+    """--status reads the --history dataset: a local directory that is not there is refused."""
+    local = local_path(history)
+    if local is not None and not os.path.isdir(local):
+        raise UsageError(f"--history {history}: no such directory", "lagReport ... --history DIR writes one")
+
+
 def check_dataset_target(
     flag: str, target: str, stores: Iterable[str], *, must_be_new: bool, here: bool = False
 ) -> None:

@@ -217,13 +217,17 @@ def status_report(
 ) -> LagStatusSummary:
     """lagReport --status: the history's last ``window_ms`` judged with consumerProgress --watch's
     rules per queue (per-queue statuses under ``ds.out``) and per group (the worst ``ds.top``)."""
+    from mqctl.pipeline.inputs import check_history_source, local_spark
+
+    ds.check_targets(flags)
+    if local_spark(flags.master):  # else a plain path may name the cluster's filesystem
+        check_history_source(history)
     from mqctl.model import Rules
     from mqctl.ops.watch.rules import queue_rates, queue_status
     from mqctl.pipeline.history import read_history
     from mqctl.pipeline.lagreport_run import run_spark, spark_job
     from mqctl.pipeline.lagreport_status import StatusRules, group_status_df, queue_status_df
 
-    ds.check_targets(flags)
     job = spark_job()
 
     def work(spark: Any, progress: Any) -> tuple[list[dict[str, Any]], int]:

@@ -223,6 +223,94 @@ def test_a_plan_row_with_a_superscript_queue_id_names_the_file(store: list[str],
     )
 
 
+# ------------------------------------------------------------------ options that would do nothing
+
+# Each was accepted and ignored (lagReport's after a Spark job of half a minute); kafka-consumer-groups
+# refuses an option its action does not take, and so does mqctl now. Left at its default, an option
+# is never refused (the second table: the same defaults spelled out where they do apply).
+IDLE = [
+    (
+        ["consumerProgress", "-g", G, "--window", "5"],
+        "--window needs --watch, --history PATH or --status-from PATH",
+    ),
+    (["consumerProgress", "--window", "5"], "--window needs --watch"),
+    (["consumerProgress", "-g", G, "--why", "broker-a:0", "--window", "5"], "--window needs --watch"),
+    (["consumerProgress", "-g", G, "--retry-scan", "5"], "--retry-scan needs --why, or --watch"),
+    (["consumerProgress", "-g", G, "--sort", "name"], "--sort orders the groups overview"),
+    (
+        ["allocateMQ", "-t", T, "-i", "a,b", "--virtual-nodes", "5"],
+        "--virtual-nodes is a CONSISTENT_HASH setting",
+    ),
+    (
+        ["allocateMQ", "-t", T, "-i", "a,b", "--delegate", "avg"],
+        "--delegate is a MACHINE_ROOM_NEARBY setting",
+    ),
+    (
+        ["allocateMQ", "-t", T, "-i", "a,b", "--consumer-idcs", "x"],
+        "--consumer-idcs is a MACHINE_ROOM setting",
+    ),
+    (
+        ["allocateMQ", "-t", T, "-i", "a,b", "--strategy", "avg", "--config-queues", "broker-a:0"],
+        "--config-queues",
+    ),
+    (
+        ["allocateMQ", "-t", T, "-i", "a@x,b@x", "--consumer-rooms", "a=x"],
+        "--consumer-rooms is a MACHINE_ROOM_NEARBY",
+    ),
+    (
+        ["resetOffsetByTime", "-g", G, "-t", T, "-s", "now", "--overwrite"],
+        "--overwrite lets --export replace a file",
+    ),
+    (["lagReport", "--window", "1h"], "--window is the span --status judges; there is no --status"),
+    (["lagReport", "--format", "csv"], "--format applies to the dataset --out writes"),
+    (["lagReport", "--format", "json", "--overwrite"], "--format and --overwrite apply to the dataset --out"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), IDLE, ids=[n[:40] for _, n in IDLE])
+def test_an_option_that_would_do_nothing_is_a_usage_error(
+    store: list[str], args: list[str], needle: str
+) -> None:
+    r = mqctl(*args, *store)
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert one_error(r).startswith(f"mqctl: error: {needle}") and r.stdout == ""
+
+
+IDLE_OK = [
+    ["consumerProgress", "--sort", "name"],
+    ["consumerProgress", "-g", G, "--why", "broker-a:0", "--retry-scan", "5"],
+    ["allocateMQ", "-t", T, "-i", "a,b", "--strategy", "consistent_hash", "--virtual-nodes", "5"],
+    ["allocateMQ", "-t", T, "-i", "a,b", "--strategy", "config", "--config-queues", "broker-a:0"],
+    [
+        *("allocateMQ", "-t", T, "-i", "a@x,b@x", "--strategy", "machine_room_nearby", "--delegate"),
+        *("consistent_hash", "--virtual-nodes", "3", "--broker-rooms", "broker-a=x"),
+    ],
+]
+
+
+@pytest.mark.parametrize("args", IDLE_OK, ids=[" ".join(a[3:7]) for a in IDLE_OK])
+def test_the_same_options_where_they_apply(store: list[str], args: list[str]) -> None:
+    r = mqctl(*args, *store)
+    assert r.exit_code == 0, (r.exit_code, r.stderr)
+
+
+def test_the_window_from_history_is_accepted(store: list[str], tmp_path: Path) -> None:
+    history = str(tmp_path / "h.jsonl")
+    assert mqctl("consumerProgress", "-g", G, "--history", history, "--window", "3", *store).exit_code == 0
+    r = mqctl("consumerProgress", "-g", G, "--status-from", history, "--window", "3", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+
+
+def test_lagreport_status_refuses_a_missing_history_before_spark(tmp_path: Path) -> None:
+    """Before: Spark started (10 s here) and then said the directory is missing."""
+    env = {**os.environ, **ENV}
+    cmd = [sys.executable, "-m", "mqctl", "lagReport", "--status", "--history", str(tmp_path / "none")]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines()[0] == f"mqctl: error: --history {tmp_path / 'none'}: no such directory"
+    assert "Spark log" not in r.stderr and "pyspark" not in r.stderr
+
+
 # ------------------------------------------------------------------ stdout's encoding
 
 GROUP = "grüppe-订单"  # Latin-1 has the ü, not the CJK characters; ASCII has neither
