@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from mqctl.model import BackendKind
 from mqctl.render import Views
 from mqctl.render import broadcast_groups as bcg
 from mqctl.render.plain import front, ljust
@@ -92,11 +93,14 @@ def _group_values(g: GroupSummary) -> dict:
     }
 
 
+STORE_NOTE = "count, version, type, model and tps need a live cluster; a store cannot know them (null)"
+
+
 def groups_json(groups: list[GroupSummary], backend: str = "store") -> dict:
     return {
         "schema": SCHEMA_GROUPS,
         "backend": backend,
-        "note": "count, version, type, model and tps need a live cluster; a store cannot know them (null)",
+        "note": STORE_NOTE if BackendKind(backend).reads_files else None,
         "rows": [_group_values(g) for g in groups],
         "totals": {"groups": len(groups), "diffTotal": sum(g.diff_total for g in groups)},
     }
@@ -113,10 +117,11 @@ def groups_csv_rows(groups: list[GroupSummary]) -> list[list]:
     return out
 
 
-def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag") -> None:
+def groups_table(groups: list[GroupSummary], out: TextIO, sort: str = "lag", *, live: bool = False) -> None:
+    """``live``: the backend is a running cluster (clients, version and TPS columns), even when
+    it has no group to show."""
     from mqctl.render.table import Column, TableSpec, write_table
 
-    live = any(g.clients is not None for g in groups)
     cols = [
         Column("Group"),
         *(
@@ -197,7 +202,7 @@ def views(
     (``--sort``'s order)."""
     return Views(
         plain=lambda o: groups_plain(groups, o, headers=headers),
-        table=lambda o: groups_table(ordered, o, sort),
+        table=lambda o: groups_table(ordered, o, sort, live=not BackendKind(kind).reads_files),
         json_doc=lambda: groups_json(ordered, kind),
         csv=lambda: (GROUP_CSV_COLUMNS, groups_csv_rows(ordered)),
     )
