@@ -143,7 +143,7 @@ def test_groups_overview_table(width: int, monkeypatch: pytest.MonkeyPatch) -> N
         g("legacy-reporting", 1068, ["OrderEvents"]),
         g("payment-service", 130, [RETRY, "PaymentEvents"]),
     ]
-    text = draw(lambda o: render.groups_table(groups, o), width, monkeypatch)
+    text = draw(lambda o: render.groups_table(groups, o, live=True), width, monkeypatch)
     check(
         text,
         width,
