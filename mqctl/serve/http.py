@@ -20,11 +20,14 @@ StartResponse = Callable[..., Any]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``:PORT`` (every address) or ``[::1]:PORT``."""
+    """``HOST:PORT``, ``:PORT`` (every address) or ``[::1]:PORT`` (brackets closed, as in a URL)."""
     host, sep, port = text.strip().rpartition(":")
+    bracketed = host.startswith("[")
+    if bracketed and not (host.endswith("]") and len(host) > 2 and "[" not in host[1:-1]):
+        sep = ""  # '[::1', '[::1:9877', '[]:9877': an IPv6 address is written [ADDRESS]:PORT
     if not sep or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
-        raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9877 or :9877")
-    host = host.strip("[]") or "0.0.0.0"
+        raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9877, :9877 or [::1]:9877")
+    host = (host[1:-1] if bracketed else host) or "0.0.0.0"
     return host, int(port)
 
 

@@ -35,6 +35,9 @@ def cluster() -> Iterator[FakeCluster]:
         (["--alertmanager", "am:9093"], "--alertmanager 'am:9093': expected http(s)://HOST:PORT"),
         (["--compat", "burrow"], "--compat 'burrow': the one compatibility offered is 'rocketmq-exporter'"),
         (["--listen", "nowhere"], "--listen 'nowhere': expected HOST:PORT"),
+        # an unclosed bracket was split at its last ':' and bound the host ':' ("check the host name ':'")
+        (["--listen", "[::1"], "--listen '[::1': expected HOST:PORT"),
+        (["--listen", "[::1:9877"], "--listen '[::1:9877': expected HOST:PORT"),
     ],
 )
 def test_bad_flags_are_one_line_exit_2(args: list[str], message: str) -> None:
