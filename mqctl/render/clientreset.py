@@ -52,7 +52,6 @@ def table(cplan: ClientResetPlan, out: TextIO, status: str) -> None:
     from mqctl.render.plain import local_datetime_ms
     from mqctl.render.table import Column, TableSpec, write_table
 
-    out.write(status + "\n")
     cols = [
         Column("Client"),
         Column("Broker"),
@@ -87,4 +86,6 @@ def table(cplan: ClientResetPlan, out: TextIO, status: str) -> None:
         )
     footer += [f"[red]running[/red] {line}" for line in busy_lines(cplan)]
     title = f"resetOffsetByTime {cplan.group} {cplan.topic} (broadcasting: the clients' offsets.json)"
-    write_table(TableSpec(cols, rows, title=title, footer_lines=footer, row_styles=styles), out)
+    write_table(
+        TableSpec(cols, rows, title=title, footer_lines=footer, row_styles=styles, status=status), out
+    )

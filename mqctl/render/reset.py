@@ -140,7 +140,6 @@ def _signed(d: int | None) -> str:
 def table(plan: ResetPlan, out: TextIO, status: str) -> None:
     from mqctl.render.table import Column, TableSpec, write_table
 
-    out.write(status + "\n")
     cols = [
         Column("Broker"),
         Column("QID", "right", kind="number"),
@@ -179,6 +178,7 @@ def table(plan: ResetPlan, out: TextIO, status: str) -> None:
             title=f"resetOffsetByTime {plan.group} {plan.topic}",
             footer_lines=footer,
             row_styles=styles,
+            status=status,
         ),
         out,
     )

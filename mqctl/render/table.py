@@ -49,6 +49,7 @@ class TableSpec:
     footer_lines: list[str] = field(default_factory=list)
     row_styles: list[str | None] | None = None
     legend: str | None = None  # what the colours mean: printed only when colours are shown
+    status: str | None = None  # a first line above the title, plain text (wrapped at its spaces)
 
 
 @record(frozen=True)
@@ -201,13 +202,13 @@ def _records(spec: TableSpec, cells: list[list[str]], soft: bool) -> list[Any]:
 
 
 def renderables(spec: TableSpec, width: int | None, *, colour: bool, soft: bool = True) -> list[Any]:
-    """The table as rich renderables for ``width`` columns (None: its natural width): title,
-    table or records, footer lines, the legend when ``colour``, the dropped columns named."""
+    """The table as rich renderables for ``width`` columns (None: its natural width): status line,
+    title, table or records, footer lines, the legend when ``colour``, the dropped columns named."""
     from rich.text import Text
 
     cells = cells_of(spec)
     layout = plan_layout(spec, width, cells)
-    out: list[Any] = []
+    out: list[Any] = [] if spec.status is None else [Text(spec.status)]
     if spec.title:
         out.append(Text.from_markup(spec.title, style="italic"))
     if layout.records:

@@ -320,11 +320,15 @@ def test_reset_plan_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
                 ("clamped", "current-below-min")),
     )  # fmt: skip
     plan = ResetPlan("payment-service", "PaymentEvents", Target("latest"), False, rows)
-    text = draw(lambda o: render.table(plan, o, "DRY RUN"), width, monkeypatch)
+    status = render.status_line(plan, None)  # 112 characters: it used to break inside words at 80
+    text = draw(lambda o: render.table(plan, o, status), width, monkeypatch)
+    assert text.startswith("DRY RUN: nothing written (group payment-service,")
+    assert " ".join(text.split("\nresetOffsetByTime ")[0].split()) == status
     check(
         text,
         width,
         {
+            "DRY RUN: nothing written": ["--execute"],
             "Topic": [RETRY, "PaymentEvents"],
             "Broker": ["broker-a", "broker-b"],
             "QID": ["0", "1"],
@@ -335,6 +339,17 @@ def test_reset_plan_table(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
         },
         {"Store Time at Target": []},
     )
+
+
+def test_reset_status_line_stays_one_line_on_a_pipe() -> None:
+    """Scripts read the first line: off a terminal it is never wrapped."""
+    from mqctl.render import reset as render
+
+    plan = ResetPlan("payment-service", "PaymentEvents", Target("latest"), False, ())
+    status = render.status_line(plan, None) + "; " + "x" * 300
+    out = io.StringIO()
+    render.table(plan, out, status)
+    assert out.getvalue().splitlines()[0] == status
 
 
 # --- lagReport ----------------------------------------------------------------------------------
