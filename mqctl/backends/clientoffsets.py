@@ -85,16 +85,19 @@ def _walk(root: Path) -> Iterable[tuple[Path, tuple[str, ...]]]:
             yield here, here.parts[base:]
 
 
-def _found_in(root: Path) -> list[ClientFile]:
+def _found_in(root: Path, skipped: list[Path]) -> list[ClientFile]:
+    """The client files under ``root``; an offsets.json outside the ``<clientId>/<group>/``
+    layout names no group: it goes to ``skipped`` (given by name, it is read as given)."""
     found = []
     for group_dir, rel in _walk(root):
         if len(rel) < 2 or not _looks_like_client_id(rel[-2]):
-            continue  # not <clientId>/<group>/: not a client's file
+            skipped.append(group_dir / CLIENT_OFFSETS_FILE)
+            continue
         found.append(ClientFile(group_dir / CLIENT_OFFSETS_FILE, rel[-1], rel[-2], _host(rel[:-2])))
     return found
 
 
-def _files_under(raw: Path, group: str | None) -> list[ClientFile]:
+def _files_under(raw: Path, group: str | None, skipped: list[Path] | None = None) -> list[ClientFile]:
     path = Path(raw)
     try:
         is_dir = path.is_dir()
@@ -106,7 +109,7 @@ def _files_under(raw: Path, group: str | None) -> list[ClientFile]:
             f"{path}: no such file or directory", hint="give a client's offsets.json or its directory"
         )
     if is_dir:
-        return _found_in(path)
+        return _found_in(path, [] if skipped is None else skipped)
     if group is None:  # the overview: a file's group is the directory it sits in, if laid out so
         parent, grand = path.parent.name, path.parent.parent.name
         return [
@@ -144,8 +147,9 @@ def find_client_files(paths: Sequence[Path], group: str) -> list[ClientFile]:
     """
     out: dict[str, ClientFile] = {}
     others: set[str] = set()
+    skipped: list[Path] = []
     for raw in paths:
-        for f in _files_under(raw, group):
+        for f in _files_under(raw, group, skipped):
             if f.group is not None and f.group != group:
                 others.add(f.group)
                 continue
@@ -153,10 +157,11 @@ def find_client_files(paths: Sequence[Path], group: str) -> list[ClientFile]:
     if not out:
         seen = f" (found groups: {', '.join(sorted(others))})" if others else ""
         where = ", ".join(str(p) for p in paths)
-        raise NotFoundError(
-            f"no offsets.json of group {group} under {where}{seen}",
-            hint="a broadcasting client keeps <dir>/<clientId>/<group>/offsets.json (dir: ~/.rocketmq_offsets)",
-        )
+        hint = "a broadcasting client keeps <dir>/<clientId>/<group>/offsets.json (dir: ~/.rocketmq_offsets)"
+        if skipped:
+            more = f" and {len(skipped) - 1} more lie" if len(skipped) > 1 else " lies"
+            hint += f"; {skipped[0]}{more} outside that layout: give such a file by name"
+        raise NotFoundError(f"no offsets.json of group {group} under {where}{seen}", hint=hint)
     return sorted(out.values(), key=lambda f: (f.host or "", f.client_id or "", str(f.path)))
 
 

@@ -69,6 +69,28 @@ def test_other_groups_are_left_out_and_named_when_nothing_matches(gathered: Path
         find_client_files([gathered], "GroupX")
 
 
+def test_files_outside_the_layout_are_named_when_nothing_matches(tmp_path: Path, gathered: Path) -> None:
+    """A copy taken without its <clientId>/<group>/ directories names no group: skipped by the
+    walk (it could be any group's), and the error says where it lies and how to read it."""
+    copies = tmp_path / "copies"
+    (copies / "from-host-a").mkdir(parents=True)
+    first = copies / "from-host-a" / "offsets.json"
+    shutil.copy(gathered / "hostA/.rocketmq_offsets/192.0.2.2@bcA/GroupBc/offsets.json", first)
+    with pytest.raises(NotFoundError) as info:
+        find_client_files([copies], "GroupBc")
+    assert info.value.hint is not None and info.value.hint.endswith(
+        f"; {first} lies outside that layout: give such a file by name"
+    )
+    (copies / "from-host-b").mkdir()
+    shutil.copy(first, copies / "from-host-b" / "offsets.json")
+    with pytest.raises(NotFoundError) as info:
+        find_client_files([copies], "GroupBc")
+    assert info.value.hint is not None and f"; {first} and 1 more lie outside that layout" in info.value.hint
+    # given by name, as the hint says, the copy is read
+    (read,) = read_client_offsets([first], "GroupBc", retries=0)
+    assert dict(read.offsets) == {A0: 1, A1: 1, B0: 8, B1: 8}
+
+
 def test_a_file_of_another_group_given_by_name(gathered: Path) -> None:
     other = gathered / "hostA" / ".rocketmq_offsets" / "192.0.2.2@bcA" / "GroupOther"
     other.mkdir()
