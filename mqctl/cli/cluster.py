@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from mqctl.cli.blocks import Flag, block, opt
+from mqctl.cli.command import given
 from mqctl.cli.values import timeout_seconds
 from mqctl.ops.clusterspec import ClusterSpec
 
@@ -136,17 +137,35 @@ class Cluster(ClusterSpec):
     fields, ``__init__`` and frozenness are ClusterSpec's (no second record class at start-up)."""
 
     def options(self, *, ignore_abort_file: bool = False) -> BackendOptions:
-        global _warned_insecure
+        global _warned
         opts = super().options(ignore_abort_file=ignore_abort_file)
-        if opts.tls and opts.tls_insecure and not _warned_insecure:
-            from mqctl.cli.errors import warn
+        if _warned:
+            return opts
+        from mqctl.cli.errors import warn
 
+        idle = [flag for name, flag in _LIVE_ONLY if given(name, environment=False)]
+        if idle and self.target().kind.reads_files:
+            them = "them" if len(idle) > 1 else "it"
+            warn(f"{', '.join(idle)}: for a live cluster (-n); store files are read without {them}")
+            _warned = True
+        elif opts.tls and opts.tls_insecure:
             warn("TLS without verification (--tls-insecure): any server certificate is accepted")
-            _warned_insecure = True
+            _warned = True
         return opts
 
 
-_warned_insecure = False
+_warned = False  # once per command (a reset asks for its options more than once)
+# The flags that only talk to a live cluster (a profile's or the environment's keys are not said).
+_LIVE_ONLY = (
+    ("timeout", "--timeout"),
+    ("access_key", "--access-key"),
+    ("secret_key", "--secret-key"),
+    ("tls", "--tls"),
+    ("tls_insecure", "--tls-insecure"),
+    ("tls_ca", "--tls-ca"),
+    ("tls_cert", "--tls-cert"),
+    ("tls_key", "--tls-key"),
+)
 
 
 def cluster_options(

@@ -100,19 +100,20 @@ def _blank_from_environment(ctx: Any, params: list[Any]) -> list[str]:
     return found
 
 
-_GIVEN: list[frozenset[str]] = []  # per running command: the options given (see ``given``)
+_GIVEN: list[dict[str, str]] = []  # per running command: option -> where its value came from
 
 
-def given(name: str) -> bool:
-    """Whether the running command's option of parameter ``name`` was given (on the command line
-    or in its environment variable), not left at its default: an option that does nothing in the
-    combination given is refused, one nobody gave never is."""
-    return bool(_GIVEN) and name in _GIVEN[-1]
+def given(name: str, *, environment: bool = True) -> bool:
+    """Whether the running command's option of parameter ``name`` was given on the command line
+    (or, with ``environment``, in its environment variable), not left at its default: an option
+    that does nothing in the combination given is refused, one nobody gave never is."""
+    sources = ("COMMANDLINE", "ENVIRONMENT") if environment else ("COMMANDLINE",)
+    return bool(_GIVEN) and _GIVEN[-1].get(name) in sources
 
 
-def _given_names(ctx: Any, params: list[Any]) -> frozenset[str]:
+def _given_names(ctx: Any, params: list[Any]) -> dict[str, str]:
     sources = ((p.name, getattr(ctx.get_parameter_source(p.name), "name", None)) for p in params)
-    return frozenset(name for name, source in sources if source in ("COMMANDLINE", "ENVIRONMENT"))
+    return {name: source for name, source in sources if source in ("COMMANDLINE", "ENVIRONMENT")}
 
 
 class MqctlGroup(TyperGroup):

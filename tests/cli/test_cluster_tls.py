@@ -22,7 +22,7 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     monkeypatch.setenv("MQCTL_CONFIG", str(cfg))
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(cli_cluster, "_warned_insecure", False)
+    monkeypatch.setattr(cli_cluster, "_warned", False)
     return tmp_path
 
 
@@ -65,3 +65,43 @@ def test_a_profile_with_a_bad_tls_value(config: Path, key: str) -> None:
     with pytest.raises(UsageError) as caught:
         Cluster(namesrv=None, profile="bad").options()
     assert f"profiles.bad.{key}: expected true or false, got 'yes'" in caught.value.message
+
+
+LIVE_ONLY = [
+    (["--tls"], "--tls: for a live cluster (-n); store files are read without it"),
+    (["--timeout", "5"], "--timeout: for a live cluster (-n); store files are read without it"),
+    (
+        ["--access-key", "a", "--secret-key", "b", "--tls-insecure"],
+        "--access-key, --secret-key, --tls-insecure: for a live cluster (-n); store files are read without them",
+    ),
+]
+
+
+@pytest.mark.parametrize(("flags", "line"), LIVE_ONLY, ids=[f[0] for f, _ in LIVE_ONLY])
+def test_live_flags_on_a_store_are_said_once(
+    demo_store, flags: list[str], line: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Before: accepted in silence (and --tls-insecure warned of a TLS that never happens)."""
+    from typer.testing import CliRunner
+
+    from mqctl.cli.app import app
+
+    monkeypatch.setattr(cli_cluster, "_warned", False)
+    store = ["-S", f"broker-a={demo_store.root}"]
+    r = CliRunner().invoke(app, ["consumerProgress", "-g", "order-analytics", *store, *flags, "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == f"mqctl: warning: {line}\n"
+
+
+def test_keys_from_the_environment_are_not_said_on_a_store(
+    demo_store, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from mqctl.cli.app import app
+
+    monkeypatch.setattr(cli_cluster, "_warned", False)
+    env = {"MQCTL_ACCESS_KEY": "a", "MQCTL_SECRET_KEY": "b"}
+    args = ["consumerProgress", "-g", "order-analytics", "-S", f"broker-a={demo_store.root}", "-o", "json"]
+    r = CliRunner().invoke(app, args, env=env)
+    assert r.exit_code == 0 and r.stderr == ""
