@@ -239,4 +239,5 @@ class ClientJournal:
     target: BackendTarget  # the brokers the ranges were checked against (undo checks them again)
     clients: tuple[ClientWrite, ...]
     persist_interval_ms: int
+    undo_of: str | None = None  # this reset undid that record (``--undo latest`` never redoes it)
     path: Path | None = field(default=None, compare=False)

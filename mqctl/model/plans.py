@@ -94,6 +94,7 @@ class JournalRecord:
     changes: tuple[OffsetChange, ...]
     note: str | None = None
     applied_brokers: tuple[str, ...] = ()  # PARTIAL: the brokers that hold the new offsets
+    undo_of: str | None = None  # this reset undid that record (``--undo latest`` never redoes it)
     path: Path | None = field(default=None, compare=False)
     result: WriteResult | None = field(default=None, compare=False)  # this run's write (not persisted)
 
@@ -113,6 +114,8 @@ class JournalRecord:
             doc["namesrv"] = self.target.namesrv
         if self.applied_brokers:
             doc["appliedBrokers"] = list(self.applied_brokers)
+        if self.undo_of is not None:
+            doc["undoOf"] = self.undo_of
         doc["changes"] = [
             {
                 "topic": c.queue.topic,

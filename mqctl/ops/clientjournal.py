@@ -73,6 +73,7 @@ def _doc(record: ClientJournal) -> dict[str, Any]:
         "group": record.group,
         "topic": record.topic,
         "persistIntervalMs": record.persist_interval_ms,
+        **({"undoOf": record.undo_of} if record.undo_of is not None else {}),
         "backend": t.kind.value,
         **({"stores": dict(t.stores)} if t.kind.reads_files else {"namesrv": t.namesrv}),
         "clients": [],
@@ -174,7 +175,10 @@ def read(ref: str, directory: Path | None = None) -> ClientJournal:
         doc = json.loads(path.read_text("utf-8"))
         if _get(doc, "schema", str) != CLIENT_JOURNAL_SCHEMA:
             raise ValueError("not a reset journal of client files")
-        return ClientJournal(
+        undo_of = doc.get("undoOf")
+        if undo_of is not None and not isinstance(undo_of, str):
+            raise ValueError("undoOf is not a journal id")
+        record = ClientJournal(
             id=_get(doc, "id", str),
             created_ms=_get(doc, "createdMs", int),
             state=_get(doc, "state", str),
@@ -183,7 +187,12 @@ def read(ref: str, directory: Path | None = None) -> ClientJournal:
             target=_target(doc),
             clients=tuple(_client(c) for c in _get(doc, "clients", list)),
             persist_interval_ms=_get(doc, "persistIntervalMs", int),
+            undo_of=undo_of,
             path=path,
         )
     except (OSError, ValueError, AttributeError, TypeError) as exc:
         raise UsageError(f"journal {path} is unreadable: {exc}") from None
+    from mqctl.ops.journal import refuse_redo
+
+    refuse_redo(ref, record.id, record.undo_of)
+    return record

@@ -188,6 +188,7 @@ def _record(
         backend.target(),
         tuple(clients),
         persist_ms,
+        undo_of=cplan.undo_of,
     )
 
 

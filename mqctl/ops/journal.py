@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl import fsio
-from mqctl.errors import NotFoundError, PartialWriteError, StoreError, UsageError
+from mqctl.errors import NotFoundError, PartialWriteError, RefusedError, StoreError, UsageError
 from mqctl.model import JOURNAL_SCHEMA, BackendKind, BackendTarget, JournalRecord, MessageQueue, OffsetChange
 from mqctl.records import replace
 
@@ -110,6 +110,7 @@ def _from_json(doc: Any, path: Path) -> JournalRecord:
         changes=changes,
         note=_get(doc, "note", (str, type(None)), None),
         applied_brokers=tuple(brokers),
+        undo_of=_get(doc, "undoOf", (str, type(None)), None),
         path=path,
     )
 
@@ -186,7 +187,7 @@ def read_journal(ref: str, directory: Path | None = None) -> JournalRecord:
         if not (path.exists() or path.is_symlink()):
             raise NotFoundError(f"no reset journal {ref!r} in {d}")
     try:
-        return _from_json(json.loads(_read_bounded(path)), path)
+        record = _from_json(json.loads(_read_bounded(path)), path)
     except (OSError, ValueError, RecursionError) as exc:
         why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
         raise StoreError(
@@ -194,6 +195,20 @@ def read_journal(ref: str, directory: Path | None = None) -> JournalRecord:
             "an undo writes what its record says, so a damaged record is never guessed at: restore the "
             "file, or reset the queues explicitly (--to-offset, --from-file)",
         ) from None
+    refuse_redo(ref, record.id, record.undo_of)
+    return record
+
+
+def refuse_redo(ref: str, record_id: str, undo_of: str | None) -> None:
+    """``--undo latest`` takes the newest record. When that record is itself an undo, taking it
+    back would redo the reset it undid (a second ``--undo latest --execute``, up-arrow and
+    Enter): refused. Named by its id, an undo can still be undone."""
+    if ref.strip() == "latest" and undo_of is not None:
+        raise RefusedError(
+            f"--undo latest: the latest reset, {record_id}, is the undo of {undo_of}: undoing it "
+            f"would apply {undo_of} again; nothing planned",
+            f"to apply {undo_of} again, name the undo: --undo {record_id}",
+        )
 
 
 def _read_bounded(path: Path) -> str:
@@ -217,6 +232,7 @@ def apply_journalled(
     *,
     now_ms: int | None = None,
     note: str | None = None,
+    undo_of: str | None = None,
     directory: Path | None = None,
 ) -> JournalRecord:
     """Phase one (``write`` entered: locks held, offsets re-read), the journal record, phase two.
@@ -228,7 +244,10 @@ def apply_journalled(
     now = int(time.time() * 1000) if now_ms is None else now_ms
     d = journal_dir() if directory is None else directory
     with write:
-        record = JournalRecord(_new_id(group, now), now, PENDING, group, target, tuple(write.changes), note)
+        changes = tuple(write.changes)
+        record = JournalRecord(
+            _new_id(group, now), now, PENDING, group, target, changes, note, undo_of=undo_of
+        )
         path = _write(record, d)
         try:
             result = write.commit()

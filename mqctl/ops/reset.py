@@ -181,4 +181,4 @@ def apply_plan(backend: Backend, plan: ResetPlan) -> JournalRecord:
     targets = {MessageQueue(r.topic, r.broker_name, r.queue_id): r.target_offset for r in plan.rows}
     expected = {MessageQueue(r.topic, r.broker_name, r.queue_id): r.current_offset for r in plan.rows}
     write = backend.begin_offsets_write(plan.group, targets, expected)
-    return apply_journalled(write, backend.target(), plan.group)
+    return apply_journalled(write, backend.target(), plan.group, undo_of=plan.undo_of)

@@ -113,6 +113,14 @@ def test_execute_then_undo_restores_the_file_byte_for_byte(
     undo = reset(stores, "--undo", "latest", "--execute", "--output", "json")
     assert undo.exit_code == 0, undo.stderr
     assert a.read_bytes() == a_before
+    # the same command again would re-apply the reset: the newest record is an undo, refused
+    undo_id = json.loads(undo.stdout)["journal"]["id"]
+    again = reset(stores, "--undo", "latest", "--execute", "--output", "json")
+    assert again.exit_code == 5 and a.read_bytes() == a_before
+    assert error_lines(again.stderr) == [
+        f"mqctl: error: --undo latest: the latest reset, {undo_id}, is the undo of {record.stem}: undoing it "
+        f"would apply {record.stem} again; nothing planned"
+    ]
 
 
 def test_a_client_that_wrote_its_file_moments_ago_is_running(

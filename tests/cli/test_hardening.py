@@ -360,6 +360,43 @@ def test_completed_reset_is_journalled_as_applied(env) -> None:  # type: ignore[
     assert json.loads(next(env["journal"].glob("*.json")).read_text())["state"] == "applied"
 
 
+def _offset_tables(files: dict[str, bytes]) -> dict[str, dict]:
+    """Each store's committed offsets (its dataVersion is bumped by every write)."""
+    from mqctl.store.offsets import decode_consumer_offsets
+
+    names = [k for k in files if k.endswith("config/consumerOffset.json")]
+    return {k: decode_consumer_offsets(files[k]).offsets for k in names}
+
+
+def test_undo_latest_never_redoes(env) -> None:  # type: ignore[no-untyped-def]
+    """`--undo latest --execute` run twice (the shell's up-arrow) used to re-apply the reset the
+    first one undid: the newest record is then an undo, and "latest" refuses it. By its id it can
+    still be undone (a redo, said in the first line)."""
+    first = mqctl("resetOffsetByTime", "-g", "G", "-t", "T", "--to-latest", *env["S"], "--execute")
+    assert first.exit_code == 0, first.stderr
+    reset_id = next(env["journal"].glob("*.json")).stem
+    before = snapshot(*env["stores"].values())
+    undo = mqctl("resetOffsetByTime", "--undo", "latest", *env["S"], "--execute", "--output", "json")
+    assert undo.exit_code == 0, undo.stderr
+    undo_id = json.loads(undo.stdout)["journal"]["id"]
+    assert json.loads((env["journal"] / f"{undo_id}.json").read_text())["undoOf"] == reset_id
+    undone = snapshot(*env["stores"].values())
+    assert undone != before
+    for extra in ([], ["--execute"]):
+        r = mqctl("resetOffsetByTime", "--undo", "latest", *env["S"], *extra)
+        assert r.exit_code == 5, r.stderr
+        assert one_error_line(r.stderr) == (
+            f"mqctl: error: --undo latest: the latest reset, {undo_id}, is the undo of {reset_id}: undoing it "
+            f"would apply {reset_id} again; nothing planned"
+        )
+        assert f"hint: to apply {reset_id} again, name the undo: --undo {undo_id}" in r.stderr
+        assert snapshot(*env["stores"].values()) == undone and r.stdout == ""
+    redo = mqctl("resetOffsetByTime", "--undo", undo_id, *env["S"], "--execute", "--output", "json")
+    assert redo.exit_code == 0, redo.stderr
+    assert json.loads(redo.stdout)["undoOf"] == undo_id
+    assert _offset_tables(snapshot(*env["stores"].values())) == _offset_tables(before)
+
+
 # ------------------------------------------------------------------ OS errors: the path and the reason
 
 

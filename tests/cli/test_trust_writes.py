@@ -139,6 +139,7 @@ JOURNAL_EDITS = [
     ("unknown-backend", lambda d: d.update(backend="dashboard"), 6, "backend 'dashboard'"),
     ("stores-not-paths", lambda d: d.update(stores={"broker-a": 1}), 6, "stores"),
     ("wrong-schema", lambda d: d.update(schema="mqctl/resetJournal/v0"), 6, "not an mqctl reset journal"),
+    ("undo-of-number", lambda d: d.update(undoOf=7), 6, "undoOf"),
     # Valid records whose target lies beyond the queue's end now: refused like any target.
     ("before-beyond-max", lambda d: edit_change(d, "broker-a", 0, before=12), 5, "12 is outside 0..11"),
     ("before-huge", lambda d: edit_change(d, "broker-b", 0, before=2**62), 5, "broker-b T queue 0"),
