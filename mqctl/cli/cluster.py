@@ -144,14 +144,28 @@ class Cluster(ClusterSpec):
         from mqctl.cli.errors import warn
 
         idle = [flag for name, flag in _LIVE_ONLY if given(name, environment=False)]
-        if idle and self.target().kind.reads_files:
-            them = "them" if len(idle) > 1 else "it"
-            warn(f"{', '.join(idle)}: for a live cluster (-n); store files are read without {them}")
-            _warned = True
-        elif opts.tls and opts.tls_insecure:
+        insecure = opts.tls and opts.tls_insecure
+        if not (idle or insecure):
+            return opts
+        _warned = True
+        if self._reads_files():  # no connection: TLS settings (a profile's too) unused
+            if idle:
+                them = "them" if len(idle) > 1 else "it"
+                warn(f"{', '.join(idle)}: for a live cluster (-n); store files are read without {them}")
+        elif insecure:
             warn("TLS without verification (--tls-insecure): any server certificate is accepted")
-            _warned = True
         return opts
+
+
+    def _reads_files(self) -> bool:
+        """The flags name store files. Named nowhere (an undo takes its journal's cluster), or
+        wrongly (said by ``target()`` where it is used), they do not."""
+        from mqctl.errors import MqctlError
+
+        try:
+            return self.target().kind.reads_files
+        except MqctlError:
+            return False
 
 
 _warned = False  # once per command (a reset asks for its options more than once)

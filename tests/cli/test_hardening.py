@@ -360,6 +360,17 @@ def test_completed_reset_is_journalled_as_applied(env) -> None:  # type: ignore[
     assert json.loads(next(env["journal"].glob("*.json")).read_text())["state"] == "applied"
 
 
+def test_undo_without_cluster_flags_takes_a_live_flag(env) -> None:  # type: ignore[no-untyped-def]
+    """The journal names the cluster: a --timeout beside it is no reason to ask for one (the
+    warning about live flags on store files looks for the cluster the flags name)."""
+    assert (
+        mqctl("resetOffsetByTime", "-g", "G", "-t", "T", "--to-latest", *env["S"], "--execute").exit_code == 0
+    )
+    r = mqctl("resetOffsetByTime", "--undo", "latest", "--timeout", "30", "--output", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["undoOf"]
+
+
 def _offset_tables(files: dict[str, bytes]) -> dict[str, dict]:
     """Each store's committed offsets (its dataVersion is bumped by every write)."""
     from mqctl.store.offsets import decode_consumer_offsets
