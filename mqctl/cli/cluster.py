@@ -156,7 +156,6 @@ class Cluster(ClusterSpec):
             warn("TLS without verification (--tls-insecure): any server certificate is accepted")
         return opts
 
-
     def _reads_files(self) -> bool:
         """The flags name store files. Named nowhere (an undo takes its journal's cluster), or
         wrongly (said by ``target()`` where it is used), they do not."""
