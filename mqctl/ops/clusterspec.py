@@ -31,6 +31,23 @@ def parse_store_specs(specs: list[str]) -> dict[str, Path]:
     return stores
 
 
+def _one_name_each(stores: tuple[tuple[str, str], ...], where: str) -> tuple[tuple[str, str], ...]:
+    """One store root under two broker names would be read twice (its lag counted twice, every
+    gate judging the double) and written twice by a reset: refused, both names said."""
+    seen: dict[str, tuple[str, str]] = {}
+    for name, path in stores:
+        real = os.path.realpath(path)
+        if real in seen:
+            first, first_path = seen[real]
+            same = path if first_path == path else f"{first_path} and {path}"
+            raise UsageError(
+                f"{where}: {first} and {name} name the same store root ({same})",
+                "each broker has a store of its own: give each broker's root once",
+            )
+        seen[real] = (name, path)
+    return stores
+
+
 def _profile(profile: str | None) -> Profile:
     from mqctl.config import default_profile_name, load_profile
 
@@ -70,14 +87,15 @@ class ClusterSpec:
             raise UsageError("-n/--namesrvAddr and --store name two different clusters: give one of them")
         if self.store:
             stores = tuple((n, str(p)) for n, p in parse_store_specs(self.store).items())
-            return BackendTarget(BackendKind.STORE, stores)
+            return BackendTarget(BackendKind.STORE, _one_name_each(stores, "--store"))
         if self.namesrv:
             return BackendTarget(BackendKind.LIVE, namesrv=self.namesrv.strip())
         if not self.profile and os.environ.get("NAMESRV_ADDR", "").strip():
             return BackendTarget(BackendKind.LIVE, namesrv=os.environ["NAMESRV_ADDR"].strip())
         prof = _profile(self.profile)
         if prof.stores:
-            return BackendTarget(BackendKind.STORE, tuple((n, str(p)) for n, p in prof.stores.items()))
+            stores = tuple((n, str(p)) for n, p in prof.stores.items())
+            return BackendTarget(BackendKind.STORE, _one_name_each(stores, f"profile {prof.name!r}"))
         if prof.namesrv:
             return BackendTarget(BackendKind.LIVE, namesrv=prof.namesrv)
         raise UsageError(

@@ -311,6 +311,50 @@ def test_lagreport_status_refuses_a_missing_history_before_spark(tmp_path: Path)
     assert "Spark log" not in r.stderr and "pyspark" not in r.stderr
 
 
+# ------------------------------------------------------------------ one store under two names
+
+# Before: read twice. consumerProgress -g doubled every row (and --max-lag judged the double), a
+# reset planned each queue twice over the same files.
+TWICE = [
+    ["consumerProgress", "-g", G, "--max-lag", "500"],
+    ["consumerProgress"],
+    ["resetOffsetByTime", "-g", G, "-t", T, "--to-earliest", "--execute"],
+    ["allocateMQ", "-t", T, "-i", "a,b"],
+    ["lagReport"],
+]
+
+
+@pytest.mark.parametrize("args", TWICE, ids=[a[0] + (" -g" if "-g" in a else "") for a in TWICE])
+def test_one_store_root_under_two_broker_names_is_refused(
+    demo_store, tmp_path: Path, args: list[str]
+) -> None:  # type: ignore[no-untyped-def]
+    root = demo_store.root
+    link = tmp_path / "same-store"
+    link.symlink_to(root)
+    before = {p: p.read_bytes() for p in (root / "config").iterdir()}
+    for second in (str(root), str(link)):
+        r = mqctl(*args, "-S", f"broker-a={root}", "-S", f"broker-b={second}")
+        assert r.exit_code == 2, (r.exit_code, r.stderr)
+        same = str(root) if second == str(root) else f"{root} and {link}"
+        assert (
+            one_error(r) == f"mqctl: error: --store: broker-a and broker-b name the same store root ({same})"
+        )
+        assert r.stdout == ""
+    assert {p: p.read_bytes() for p in (root / "config").iterdir()} == before
+
+
+def test_a_profile_naming_one_store_twice_is_refused(demo_store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[profiles.p.stores]\nbroker-a = "{demo_store.root}"\nbroker-b = "{demo_store.root}"\n'
+    )
+    r = mqctl("consumerProgress", "--profile", "p", env={"MQCTL_CONFIG": str(config)})
+    assert r.exit_code == 2, r.stderr
+    assert one_error(r).startswith(
+        "mqctl: error: profile 'p': broker-a and broker-b name the same store root"
+    )
+
+
 # ------------------------------------------------------------------ stdout's encoding
 
 GROUP = "grüppe-订单"  # Latin-1 has the ü, not the CJK characters; ASCII has neither
