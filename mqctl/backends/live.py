@@ -17,7 +17,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mqctl.backends.live_net import LiveNet, Request
+from mqctl.backends.live_net import LiveNet, Request, split_namesrv
 from mqctl.errors import MqctlError, NotFoundError
 from mqctl.model import RETRY_PREFIX, BackendKind, BackendTarget, BackendWarning, BrokerFailure, ConsumeStats
 from mqctl.remoting.codes import RequestCode
@@ -166,7 +166,7 @@ class LiveBackend:
         """The lowest version a broker answered with (name servers left out), unless named."""
         if self._version is not None:
             return self._version
-        servers = {a.strip() for a in self.namesrv.split(";")}
+        servers = set(split_namesrv(self.namesrv))
         seen = [v for addr, v in self.net.versions.items() if addr not in servers and v > 0]
         return min(seen) if seen else None
 

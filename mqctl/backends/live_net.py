@@ -45,8 +45,9 @@ class LiveRounds(Protocol):
 
 
 def split_namesrv(value: str) -> list[str]:
-    """``host:port;host:port`` (mqadmin's -n and NAMESRV_ADDR) -> the addresses, in order."""
-    return [a.strip() for a in value.split(";") if a.strip()]
+    """``host:port;host:port`` (mqadmin's -n and NAMESRV_ADDR) -> the addresses, in order. A comma
+    separates them too (a Kafka bootstrap list's habit; no host name or port holds one)."""
+    return [a.strip() for a in value.replace(",", ";").split(";") if a.strip()]
 
 
 class LiveNet:
