@@ -47,8 +47,9 @@ WindowOpt = Annotated[
     typer.Option(
         "--window",
         metavar="N",
-        help="Statuses and rates over each queue's last N samples (>= 2). STALL, STOP and STUCK also need "
-        "the window to span 10 s or more (consumers and brokers persist offsets every 5 s).",
+        help="With --watch, --history or --status-from: statuses and rates over each queue's last N "
+        "samples (>= 2). STALL, STOP and STUCK also need the window to span 10 s or more (consumers and "
+        "brokers persist offsets every 5 s).",
     ),
 ]
 MaxStatusOpt = Annotated[
@@ -95,7 +96,10 @@ StatusFromOpt = Annotated[
     ),
 ]
 RetryScanOpt = Annotated[
-    int, typer.Option("--retry-scan", metavar="N", help="--why: retry-queue entries to read, per queue.")
+    int,
+    typer.Option(
+        "--retry-scan", metavar="N", help="With --why (or --watch): retry-queue entries to read, per queue."
+    ),
 ]
 SamplesOpt = Annotated[int | None, typer.Option("--samples", hidden=True)]
 
