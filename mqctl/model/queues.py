@@ -33,6 +33,11 @@ def _surrogates(v: int) -> str:
     return chr(0xD800 | v >> 10) + chr(0xDC00 | v & 0x3FF)
 
 
+# Java's integer ranges: the broker holds an offset in a long, a queue id in an int.
+JAVA_INT = (-(2**31), 2**31 - 1)
+JAVA_LONG = (-(2**63), 2**63 - 1)
+
+
 def java_split(s: str, sep: str) -> list[str]:
     """Java's ``s.split(sep)`` for a one-character literal ``sep``: trailing empty strings are
     dropped (``"a@@".split("@")`` is ``["a"]``, ``"@"`` gives no part at all), and a string

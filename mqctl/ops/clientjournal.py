@@ -23,8 +23,9 @@ from mqctl import fsio
 from mqctl.errors import NotFoundError, StoreError, UsageError
 from mqctl.model import BackendKind, BackendTarget, MessageQueue, OffsetChange
 from mqctl.model.broadcast import CLIENT_JOURNAL_SCHEMA, ClientJournal, ClientWrite
+from mqctl.model.queues import JAVA_LONG
 
-_LONG = (-1, 2**63 - 1)
+_LONG = (-1, JAVA_LONG[1])  # an offset, or -1: none
 
 
 def new_id(group: str, now_ms: int) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from mqctl import fsio
 from mqctl.errors import NotFoundError, PartialWriteError, RefusedError, StoreError, UsageError
 from mqctl.model import JOURNAL_SCHEMA, BackendKind, BackendTarget, JournalRecord, MessageQueue, OffsetChange
+from mqctl.model.queues import JAVA_INT, JAVA_LONG
 from mqctl.records import replace
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ _TMP_SUFFIX = ".mqctl-tmp"
 
 PENDING, APPLIED, PARTIAL, REFUSED = "pending", "applied", "partial", "refused"
 STATES = (PENDING, APPLIED, PARTIAL, REFUSED)
-_LONG_MAX, _INT_MAX = 2**63 - 1, 2**31 - 1  # the broker's offsets are Java longs, queue ids ints
 _MAX_JOURNAL_BYTES = 256 << 20  # ~1.5 million queues; a file larger than this is not a record
 
 
@@ -61,9 +61,9 @@ def _change(c: Any, n: int) -> OffsetChange:
         raise ValueError(f"change {n}: {exc}") from None
     # -1 is "no committed offset" (before a first commit; after an undo that removed one).
     for key, value, low, high in (
-        ("queueId", qid, 0, _INT_MAX),
-        ("before", before, -1, _LONG_MAX),
-        ("after", after, -1, _LONG_MAX),
+        ("queueId", qid, 0, JAVA_INT[1]),
+        ("before", before, -1, JAVA_LONG[1]),
+        ("after", after, -1, JAVA_LONG[1]),
     ):
         if not low <= value <= high:
             raise ValueError(f"change {n}: {key} {value} is not in [{low}, {high}]")

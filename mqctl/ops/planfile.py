@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from mqctl import fsio
 from mqctl.errors import UsageError
+from mqctl.model.queues import JAVA_INT, JAVA_LONG
 from mqctl.records import record
 
 if TYPE_CHECKING:
@@ -77,16 +78,12 @@ def _int_field(row: Mapping, key: str, path: Path, n: int) -> int:
     raise _bad_plan(path, f"row {n}: {key} is missing or not an integer")
 
 
-_LONG_MAX = 2**63 - 1  # offsets are Java longs on the broker
-_INT_MAX = 2**31 - 1  # queue ids are Java ints
-
-
 def _check_bounds(row: PlanFileRow, path: Path, n: int) -> None:
     """What no broker could hold: the plan is wrong (exit 2), whatever the cluster says."""
     for key, value, low, high in (
-        ("queueId", row.queue_id, 0, _INT_MAX),
-        ("currentOffset", row.current_offset, -1, _LONG_MAX),
-        ("targetOffset", row.target_offset, 0, _LONG_MAX),
+        ("queueId", row.queue_id, 0, JAVA_INT[1]),
+        ("currentOffset", row.current_offset, -1, JAVA_LONG[1]),
+        ("targetOffset", row.target_offset, 0, JAVA_LONG[1]),
     ):
         if not low <= value <= high:
             raise _bad_plan(path, f"row {n}: {key} {value} is not in [{low}, {high}]")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mqctl.errors import UsageError
+from mqctl.model.queues import JAVA_INT, JAVA_LONG
 from mqctl.records import record
 
 if TYPE_CHECKING:
@@ -50,10 +51,6 @@ class Scope:
         return cls(target, ts_text, ts_long, broker, None if whole_topic else qid, note)
 
 
-_JAVA_LONG = (-(2**63), 2**63 - 1)  # offsets and shifts: what mqadmin's Long.parseLong takes
-_JAVA_INT = (-(2**31), 2**31 - 1)  # queue ids: Integer.parseInt
-
-
 def int_opt(value: str | None, flag: str) -> int | None:
     """An integer flag's value (None when not given); ``flag`` names it in the error. Digits are
     decimal ones (Java's parse takes any script's, and so does this; never a superscript), and the
@@ -67,7 +64,7 @@ def int_opt(value: str | None, flag: str) -> int | None:
             hint = f"here -o is mqadmin's --offset; the output format is --output {s.lower()}"
         raise UsageError(f"{flag}: expected an integer, got {value!r}", hint)
     n = int(s)
-    kind, (low, high) = ("int", _JAVA_INT) if flag.startswith("-q") else ("long", _JAVA_LONG)
+    kind, (low, high) = ("int", JAVA_INT) if flag.startswith("-q") else ("long", JAVA_LONG)
     if not low <= n <= high:
         raise UsageError(f"{flag}: {s} does not fit in a Java {kind}, as the broker holds it ({low}..{high})")
     return n

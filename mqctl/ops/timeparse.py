@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from mqctl.errors import UsageError
+from mqctl.model.queues import JAVA_LONG
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _SIMPLE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
@@ -77,7 +78,6 @@ _EPOCH = re.compile(r"[+-]?\d+", re.ASCII)
 _SECONDS_LIKE = range(1_000_000_000, 10_000_000_000)
 _MQADMIN_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})#(\d{2}):(\d{2}):(\d{2}):(\d{3})", re.ASCII)
 _ISO_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.ASCII)
-_LONG = (-(2**63), 2**63 - 1)
 
 
 def parse_timestamp(text: str, now_ms: int, *, epoch_ms: bool = False) -> int:
@@ -101,7 +101,7 @@ def parse_timestamp(text: str, now_ms: int, *, epoch_ms: bool = False) -> int:
         return now_ms
     if _EPOCH.fullmatch(s):
         value = int(s)
-        if not _LONG[0] <= value <= _LONG[1]:
+        if not JAVA_LONG[0] <= value <= JAVA_LONG[1]:
             raise bad
         if value > MAX_TIMESTAMP_MS:
             raise UsageError(f"timestamp {text!r} lies after the year 9999; accepted: {TIMESTAMP_FORMATS}")

@@ -33,6 +33,7 @@ from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import FrozenKey, dumps_compact, loads
 from mqctl.model import MessageQueue
 from mqctl.model.javaorder import concurrent_hashmap_order, message_queue_hash
+from mqctl.model.queues import JAVA_INT
 from mqctl.records import record, replace
 from mqctl.store.offsets import LoadedConfig, as_int, decode_document, load_config_file
 
@@ -69,7 +70,7 @@ DIALECTS = {
     FASTJSON2: "RocketMQ clients 5.5 (fastjson2)",
 }
 
-_INT32 = (-(2**31), 2**31 - 1)
+_INT32 = JAVA_INT
 _MQ_FIELDS = ("brokerName", "queueId", "topic")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from mqctl.errors import StoreCorruptError
 from mqctl.model import SubscriptionGroup, TopicConfig
+from mqctl.model.queues import JAVA_INT, JAVA_LONG
 from mqctl.store.offsets import LoadedConfig, as_int, decode_document, load_config_file
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
 TOPICS_FILE = "topics.json"
 SUBSCRIPTION_GROUP_FILE = "subscriptionGroup.json"
 
-_INT32 = (-(2**31), 2**31 - 1)
+_INT32 = JAVA_INT
 
 
 def _as_bool(value: Any, what: str) -> bool:
@@ -150,7 +151,7 @@ def subscription_group(
         consume_message_orderly=flag("consumeMessageOrderly"),
         retry_queue_nums=num("retryQueueNums"),
         retry_max_times=num("retryMaxTimes"),
-        broker_id=num("brokerId", (-(2**63), 2**63 - 1)),
+        broker_id=num("brokerId", JAVA_LONG),
         group_sys_flag=num("groupSysFlag"),
     )
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from mqctl.errors import StoreCorruptError, StoreError
 from mqctl.fastjson import dumps_pretty, loads
 from mqctl.model.javaorder import string_order
-from mqctl.model.queues import java_split
+from mqctl.model.queues import JAVA_INT, JAVA_LONG, java_split
 from mqctl.records import field, record
 
 if TYPE_CHECKING:
@@ -38,8 +38,7 @@ CONSUMER_OFFSET_FILE = "consumerOffset.json"
 TOPIC_GROUP_SEPARATOR = "@"
 
 _INT_TEXT = re.compile(r"-?\d+", re.ASCII)
-_INT32 = (-(2**31), 2**31 - 1)
-_INT64 = (-(2**63), 2**63 - 1)
+_INT32, _INT64 = JAVA_INT, JAVA_LONG
 
 T = TypeVar("T")
 
