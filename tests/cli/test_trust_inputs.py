@@ -226,8 +226,9 @@ def test_a_plan_row_with_a_superscript_queue_id_names_the_file(store: list[str],
 # ------------------------------------------------------------------ options that would do nothing
 
 # Each was accepted and ignored (lagReport's after a Spark job of half a minute); kafka-consumer-groups
-# refuses an option its action does not take, and so does mqctl now. Left at its default, an option
-# is never refused (the second table: the same defaults spelled out where they do apply).
+# refuses an option its action does not take, and so does mqctl now. An option left at its default
+# is never refused (every other test runs without these flags); the second table gives the same
+# options where they do apply.
 IDLE = [
     (
         ["consumerProgress", "-g", G, "--window", "5"],
