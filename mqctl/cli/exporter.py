@@ -124,11 +124,11 @@ def exporter(
 
     opts = serve.options(s, listen, window, max_series, compat, rounds, cluster.name or "")
     with cluster.open() as backend:
-        run(backend, opts, warn=warn, on_ready=lambda url: _ready(url, backend.target().describe()))
+        run(backend, opts, warn=warn, on_ready=lambda where: _ready(where, backend.target().describe()))
 
 
-def _ready(url: str, what: str) -> None:
-    sys.stderr.write(f"mqctl exporter: serving {url}/metrics for {what}\n")
+def _ready(where: str, what: str) -> None:
+    sys.stderr.write(f"mqctl exporter: serving {where} for {what}\n")
     sys.stderr.flush()
 
 

@@ -5,7 +5,9 @@ they ended.
 
 Each Alertmanager has its own sender state in one background thread: a change is sent at once;
 an unchanged set is sent again every ``resend_s`` (well inside Alertmanager's resolve_timeout,
-5 m by default); a failure is retried with exponential backoff (1 s doubling to 60 s) while it
+5 m by default), the empty set too, from start-up on, so an Alertmanager that cannot take alerts
+(down, a wrong URL or path) is said on stderr and in ``mqctl_alertmanager_up`` before an alert
+needs it; a failure is retried with exponential backoff (1 s doubling to 60 s) while it
 is down. A resolve is re-sent until that Alertmanager has taken it, and for
 ``RESOLVED_RETENTION_MS`` after (as Prometheus does): one that restarts in between learns it on
 the next send, so no resolve is lost.
@@ -103,6 +105,11 @@ class AlertSender:
                 self._version += 1
                 self._cond.notify_all()
 
+    def health(self) -> list[tuple[str, bool, int]]:
+        """Per Alertmanager: its URL, whether its last POST was taken, the failed POSTs so far."""
+        with self._cond:
+            return [(t.url, t.last_ok is not None and t.last_error is None, t.failures) for t in self.targets]
+
     # --- the sending thread ------------------------------------------------------------------
     def start(self) -> None:
         import httpx
@@ -125,7 +132,10 @@ class AlertSender:
             return False
         if t.sent_version != self._version or t.owed:
             return True
-        return bool(self._alerts) and (t.last_ok is None or now - t.last_ok >= self.resend_s)
+        # The set is re-sent every resend_s, the empty one too (Alertmanager takes ``[]`` with
+        # 200): an Alertmanager that cannot take alerts is known at start-up and on every
+        # re-send, not when the first alert fires.
+        return t.last_ok is None or now - t.last_ok >= self.resend_s
 
     def _loop(self) -> None:
         while True:
@@ -158,14 +168,18 @@ class AlertSender:
         except Exception as e:  # httpx.HTTPError and OS errors: the Alertmanager is not there
             ok, why = False, f"{type(e).__name__}: {e}"
         if ok:
+            if t.last_error is not None:
+                self.warn(f"alertmanager {t.url}: taking alerts again")
             with self._cond:
                 t.sent_version, t.last_ok, t.backoff, t.next_try, t.last_error = version, now, 0.0, 0.0, None
                 t.owed.clear()
             return True
-        t.failures += 1
-        t.backoff = min(max(t.backoff * 2, BACKOFF_MIN_S), BACKOFF_MAX_S)
-        t.next_try = now + t.backoff
-        if t.last_error is None:
+        first = t.last_error is None
+        with self._cond:
+            t.failures += 1
+            t.backoff = min(max(t.backoff * 2, BACKOFF_MIN_S), BACKOFF_MAX_S)
+            t.next_try = now + t.backoff
+            t.last_error = why
+        if first:
             self.warn(f"alertmanager {t.url}: {why}; retrying with backoff (up to {BACKOFF_MAX_S:g}s)")
-        t.last_error = why
         return False

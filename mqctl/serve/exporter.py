@@ -52,7 +52,7 @@ def run(
     opts: ExporterOptions,
     *,
     warn: Callable[[str], None],
-    on_ready: Callable[[str], None] = lambda _url: None,
+    on_ready: Callable[[str], None] = lambda _where: None,
 ) -> None:
     from mqctl import __version__
     from mqctl.model import Rules
@@ -71,6 +71,7 @@ def run(
     if opts.alertmanagers:
         book = AlertBook(config, extra_labels=opts.extra_labels)
         sender = AlertSender(opts.alertmanagers, f"{server.url}/metrics", resend_s=opts.resend_s, warn=warn)
+        collector.alerting = sender.health
         sender.start()
     sampler = FleetSampler(backend, opts.rules or Rules(), only=opts.only, subscriptions=config.subscriptions)
     last_error: list[str] = []
@@ -95,7 +96,7 @@ def run(
             warn(f"round failed, serving the last complete round: {e.message}")
             last_error[:] = [e.message]
 
-    on_ready(server.url)
+    on_ready(server.where)
     try:
         run_rounds(sampler, ticks(opts.interval_s, opts.rounds), sink, on_error)
     finally:

@@ -103,10 +103,21 @@ class Server:
         self._thread.start()
 
     @property
+    def every_address(self) -> bool:
+        return self.host in ("0.0.0.0", "::", "")
+
+    @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        """The endpoint's URL, as the alerts' generatorURL: on every address, this machine's host
+        name (Prometheus' default external URL), which other machines can reach, not 127.0.0.1."""
+        host = socket.gethostname() if self.every_address else self.host
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}"
+
+    @property
+    def where(self) -> str:
+        """What the start-up line says is served, and where."""
+        return f"{self.url}/metrics" + (" (every address of this machine)" if self.every_address else "")
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from mqctl.records import field, record
@@ -57,8 +57,10 @@ class Snapshot:
 class RoundCollector:
     """A prometheus-client custom collector over the current ``Snapshot``."""
 
-    def __init__(self, shape: Shape, version: str) -> None:
-        self.shape, self.version = shape, version
+    def __init__(
+        self, shape: Shape, version: str, alerting: Callable[[], list[tuple[str, bool, int]]] | None = None
+    ) -> None:
+        self.shape, self.version, self.alerting = shape, version, alerting
         self._snap = Snapshot()
         self._lock = threading.Lock()  # publishers only: a scrape reads the reference without it
         self._errors: dict[tuple[str, str], int] = {}
@@ -166,7 +168,31 @@ class RoundCollector:
         for (broker, reason), n in snap.health.errors:
             errors.add_metric([broker, reason], n)
         yield errors
+        if self.alerting is not None:
+            yield from _alerting(self.alerting())
         yield InfoMetricFamily("mqctl_build", "mqctl's version.", value={"version": self.version})
+
+
+def _alerting(targets: list[tuple[str, bool, int]]) -> Iterator[Any]:
+    """Each --alertmanager: whether it took the last POST (the alert set, or the empty set re-sent
+    every minute), and the POSTs it did not take."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    up = GaugeMetricFamily(
+        "mqctl_alertmanager_up",
+        "1 when the Alertmanager took the last POST of the alert set (sent every minute, empty or not).",
+        labels=["alertmanager"],
+    )
+    errors = CounterMetricFamily(
+        "mqctl_alertmanager_errors",
+        "POSTs of the alert set the Alertmanager did not take.",
+        labels=["alertmanager"],
+    )
+    for url, ok, failures in targets:
+        up.add_metric([url], 1 if ok else 0)
+        errors.add_metric([url], failures)
+    yield up
+    yield errors
 
 
 def registry_for(collector: RoundCollector) -> Any:

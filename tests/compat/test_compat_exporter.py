@@ -198,6 +198,21 @@ def test_exporter_scrape_and_promql_equal_mqadmin_and_a_filtering_consumer(
     assert ok, "exporter numbers differ from mqadmin / the consumer, see the fidelity section"
 
 
+def test_exporter_says_the_alertmanager_takes_the_empty_set(stack: Stack, fidelity) -> None:
+    """Before any alert fires, the real Alertmanager has taken mqctl's (empty) alert set: an
+    Alertmanager that could not take alerts would be mqctl_alertmanager_up 0 now, not at the first
+    incident. (It runs before the alert test: nothing has fired yet.)"""
+    query = f'mqctl_alertmanager_up{{alertmanager="{stack.alertmanager}"}}'
+    got = _until("mqctl_alertmanager_up in Prometheus", lambda: promql(stack, query), timeout=60)
+    ok = fidelity.check("exporter: no alert has fired yet", am_alerts(stack, ALERT_GROUP), [])
+    ok &= fidelity.check(
+        "exporter: the real Alertmanager took the empty alert set (mqctl_alertmanager_up)",
+        got[0]["value"][1],
+        "1",
+    )
+    assert ok, "the exporter's Alertmanager health differs, see the fidelity section"
+
+
 def test_exporter_alert_reaches_alertmanager_and_resolves(
     cluster: RocketMQ, stack: Stack, fidelity, tmp_path: Path
 ) -> None:

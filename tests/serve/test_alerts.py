@@ -60,8 +60,8 @@ def test_fire_resend_down_backoff_resolve_after_restart() -> None:
     try:
         firing = Alert(LABELS, (("summary", "lag 20 > 10"),), 1_700_000_000_000)
         sender.update([firing])
-        wait_for(lambda: len(am.posts) >= 1)
-        first = am.posts[0][0]
+        wait_for(lambda: any(am.posts))  # (the empty set may go first: sent at start)
+        first = next(p for p in am.posts if p)[0]
         assert first["labels"] == dict(LABELS) and first["annotations"]["summary"] == "lag 20 > 10"
         assert (
             first["startsAt"] == "2023-11-14T22:13:20.000Z"
@@ -86,3 +86,68 @@ def test_fire_resend_down_backoff_resolve_after_restart() -> None:
             am2.stop()
     finally:
         sender.close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_empty_set_is_sent_at_start_and_a_wrong_alertmanager_is_said_at_once() -> None:
+    """Nothing fires, yet each Alertmanager gets the (empty) set at start: one that is there takes
+    it (up), one that is not is warned about once, before any alert would need it."""
+    am = FakeAlertmanager()
+    said: list[str] = []
+    down = f"http://127.0.0.1:{_free_port()}"
+    sender = AlertSender([f"http://127.0.0.1:{am.port}", down], "http://exporter/metrics", warn=said.append)
+    sender.start()
+    try:
+        wait_for(lambda: am.posts and sender.targets[1].failures >= 1)
+        assert am.posts[0] == []
+        assert sender.health() == [(f"http://127.0.0.1:{am.port}", True, 0), (down, False, 1)]
+        assert len(said) == 1 and said[0].startswith(f"alertmanager {down}: ConnectError")
+    finally:
+        sender.close()
+        am.stop()
+
+
+@pytest.mark.slow  # waits out the first backoff (1 s)
+def test_an_alertmanager_back_is_said() -> None:
+    port = _free_port()
+    said: list[str] = []
+    sender = AlertSender([f"http://127.0.0.1:{port}"], "http://exporter/metrics", warn=said.append)
+    sender.start()
+    try:
+        wait_for(lambda: sender.targets[0].failures >= 1)
+        am = FakeAlertmanager(port)
+        try:
+            wait_for(lambda: am.posts)
+            wait_for(lambda: sender.health()[0][1])
+            assert said[-1] == f"alertmanager http://127.0.0.1:{port}: taking alerts again"
+            assert len(said) == 2
+        finally:
+            am.stop()
+    finally:
+        sender.close()
+
+
+def test_the_alertmanagers_in_the_scrape() -> None:
+    from prometheus_client import generate_latest
+
+    from mqctl.serve.families import Shape
+    from mqctl.serve.metrics import RoundCollector, registry_for
+
+    targets = [("http://a:9093", True, 0), ("http://b:9093", False, 7)]
+    text = generate_latest(registry_for(RoundCollector(Shape(), "t", alerting=lambda: targets))).decode()
+    lines = [ln for ln in text.splitlines() if ln.startswith("mqctl_alertmanager")]
+    assert lines == [
+        'mqctl_alertmanager_up{alertmanager="http://a:9093"} 1.0',
+        'mqctl_alertmanager_up{alertmanager="http://b:9093"} 0.0',
+        'mqctl_alertmanager_errors_total{alertmanager="http://a:9093"} 0.0',
+        'mqctl_alertmanager_errors_total{alertmanager="http://b:9093"} 7.0',
+    ]
+    plain = generate_latest(registry_for(RoundCollector(Shape(), "t"))).decode()
+    assert "mqctl_alertmanager" not in plain  # no --alertmanager: no such series

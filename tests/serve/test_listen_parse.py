@@ -29,3 +29,27 @@ def test_accepted(text: str, bound: tuple[str, int]) -> None:
 def test_refused(text: str) -> None:
     with pytest.raises(UsageError, match="expected HOST:PORT"):
         parse_listen(text)
+
+
+def test_every_address_is_said_and_named_by_the_host_name() -> None:
+    """':PORT' listens on every address: the start-up line says so, and the URL (the alerts'
+    generatorURL) names this machine, which others can reach, not 127.0.0.1."""
+    import socket
+    import urllib.request
+
+    pytest.importorskip("prometheus_client")
+    from mqctl.serve.families import Shape
+    from mqctl.serve.http import Server
+    from mqctl.serve.metrics import RoundCollector
+
+    every = Server(":0", RoundCollector(Shape(), "t"))
+    one = Server("127.0.0.1:0", RoundCollector(Shape(), "t"))
+    try:
+        assert every.url == f"http://{socket.gethostname()}:{every.port}"
+        assert every.where == f"{every.url}/metrics (every address of this machine)"
+        assert one.where == f"http://127.0.0.1:{one.port}/metrics"
+        with urllib.request.urlopen(f"http://127.0.0.1:{every.port}/metrics", timeout=10) as r:
+            assert b"mqctl_build_info" in r.read()
+    finally:
+        every.close()
+        one.close()
