@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mqctl.ops.alertrules import Alert
 
 BACKOFF_MIN_S, BACKOFF_MAX_S = 1.0, 60.0
+CLOSE_WAIT_S = 0.5
 
 
 def iso(ms: int) -> str:
@@ -123,7 +124,11 @@ class AlertSender:
             self._stop = True
             self._cond.notify_all()
         if self._thread is not None:
-            self._thread.join(timeout=self.timeout_s + 1)
+            # A POST in flight to an Alertmanager that does not answer is not waited out (up to
+            # timeout_s): Ctrl-C ends the exporter at once; the daemon thread ends with it.
+            self._thread.join(timeout=CLOSE_WAIT_S)
+            if self._thread.is_alive():
+                return
         if self._client is not None:
             self._client.close()
 
@@ -180,6 +185,6 @@ class AlertSender:
             t.backoff = min(max(t.backoff * 2, BACKOFF_MIN_S), BACKOFF_MAX_S)
             t.next_try = now + t.backoff
             t.last_error = why
-        if first:
+        if first and not self._stop:
             self.warn(f"alertmanager {t.url}: {why}; retrying with backoff (up to {BACKOFF_MAX_S:g}s)")
         return False

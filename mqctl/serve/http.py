@@ -99,7 +99,10 @@ class Server:
             ) from None
         self.port = self.httpd.server_port
         self.host = host
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="mqctl-http", daemon=True)
+        # (shutdown waits for the loop's next poll: 0.1 s, not socketserver's 0.5, after Ctrl-C)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="mqctl-http", daemon=True
+        )
         self._thread.start()
 
     @property

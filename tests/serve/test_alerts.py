@@ -151,3 +151,25 @@ def test_the_alertmanagers_in_the_scrape() -> None:
     ]
     plain = generate_latest(registry_for(RoundCollector(Shape(), "t"))).decode()
     assert "mqctl_alertmanager" not in plain  # no --alertmanager: no such series
+
+
+def test_close_does_not_wait_out_a_post_to_an_alertmanager_that_never_answers() -> None:
+    """Ctrl-C while a POST hangs (the address accepts, nothing answers): the exporter ends at once,
+    not after the POST's 5 s timeout, and says nothing about it after the fact."""
+    import socket
+
+    mute = socket.socket()
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(4)  # the kernel accepts the connection; nobody reads the request
+    said: list[str] = []
+    sender = AlertSender([f"http://127.0.0.1:{mute.getsockname()[1]}"], "http://e/metrics", warn=said.append)
+    sender.start()
+    try:
+        time.sleep(0.3)  # the start-up POST is in flight
+        t0 = time.monotonic()
+        sender.close()
+        assert time.monotonic() - t0 < 2.0
+        time.sleep(0.2)
+        assert said == []
+    finally:
+        mute.close()
