@@ -141,11 +141,17 @@ def fill_watch_value(args: Sequence[str], value_options: set[str]) -> list[str]:
         if a in value_options:
             i += 2
             continue
-        if a in ("-w", "--watch") and (i + 1 == len(out) or out[i + 1].startswith("-")):
+        if a in ("-w", "--watch") and (i + 1 == len(out) or _an_option(out[i + 1])):
             out.insert(i + 1, DEFAULT_INTERVAL)
             i += 1
         i += 1
     return out
+
+
+def _an_option(token: str) -> bool:
+    """A token after -w that is the next option, not -w's value: '-w -1' is a negative interval
+    (refused as one), not an option named -1."""
+    return token.startswith("-") and not token[1:2].isdecimal()
 
 
 def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool, gates: bool) -> None:

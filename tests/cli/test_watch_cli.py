@@ -93,6 +93,8 @@ def test_the_interval_is_optional(store: WatchStore, watch: list[str]) -> None:
         (["-w"], "need -g/--groupName"),
         (["-g", "G", "-w", "-o", "plain"], "prints a table or JSON lines"),
         (["-g", "G", "-w", "0"], "expected a positive number of seconds"),
+        (["-g", "G", "-w", "-1"], "--watch -1: expected a positive number of seconds"),
+        (["-g", "G", "--watch", "-0.5"], "--watch -0.5: expected a positive number of seconds"),
         (["-g", "G", "-w", "--window", "1"], "at least 2 samples"),
         (["-g", "G", "-w", "--max-status", "ERR"], "expected one of OK, WARN, REWIND, STOP, STALL, STUCK"),
         (["-g", "G", "--max-status", "WARN"], "--max-status needs a window"),
