@@ -20,7 +20,7 @@ time limit, no ``for``. Pure functions and a state machine: no I/O, the sender i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import UsageError
@@ -53,9 +53,30 @@ class AlertConfig:
     defaults: Thresholds = Thresholds()
     groups: Mapping[str, Thresholds] = field(default_factory=dict)
     subscriptions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    where: str = field(default="exporter", compare=False)  # the profile table, for messages
 
     def of(self, group: str) -> Thresholds:
         return self.groups.get(group, self.defaults)
+
+    def unmatched(self, seen: Iterable[str], covered: Callable[[str], bool]) -> list[str]:
+        """Warnings for the per-group tables that name no group of a complete round (``seen``):
+        a misspelt name leaves the real group on the defaults, and nothing says so. ``covered``:
+        whether --group-allow/--group-deny let a group name in."""
+        import difflib
+
+        known = sorted(set(seen))
+        out = []
+        for name in sorted(set(self.groups) - set(known)):
+            where = f"{self.where}.groups.{name}"
+            if not covered(name):
+                out.append(
+                    f"{where}: --group-allow/--group-deny leave this group out; its thresholds apply to nothing"
+                )
+                continue
+            close = difflib.get_close_matches(name, known, n=1)
+            meant = f" (did you mean {close[0]!r}?)" if close else ""
+            out.append(f"{where}: the cluster has no such group{meant}; its thresholds apply to nothing yet")
+        return out
 
 
 _KEYS = {"max_lag", "max_lag_time", "max_status", "for", "severity", "labels", "subscriptions"}
@@ -139,7 +160,7 @@ def parse_config(table: Mapping[str, Any] | None, where: str = "exporter") -> Al
             if not isinstance(s, dict) or not all(isinstance(v, str) for v in s.values()):
                 raise UsageError(f'{where}.groups.{name}.subscriptions: expected topic = "TagA || TagB"')
             subs[name] = {str(k): v for k, v in s.items()}
-    return AlertConfig(defaults, groups, subs)
+    return AlertConfig(defaults, groups, subs, where)
 
 
 # --- alerts ------------------------------------------------------------------------------------

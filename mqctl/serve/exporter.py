@@ -75,17 +75,12 @@ def run(
         sender.start()
     sampler = FleetSampler(backend, opts.rules or Rules(), only=opts.only, subscriptions=config.subscriptions)
     last_error: list[str] = []
+    checked: list[int] = []  # the round the profile's group names were checked against
 
     def sink(rnd: FleetRound) -> None:
+        _say_round(rnd, say, config, opts.only, checked)
         collector.publish(rnd)
         last_error.clear()
-        for line in rnd.warnings:
-            say(line)
-        for broker, (message, _status) in sorted(rnd.down.items()):
-            say(f"broker {broker} did not answer a round: {message}")
-        for g in rnd.groups:
-            for line in g.tick.warnings if g.tick is not None else ():
-                say(f"group {g.group}: {line}")
         if book is not None and sender is not None:
             book.update(rnd)
             sender.update(book.current())
@@ -103,3 +98,22 @@ def run(
         server.close()
         if sender is not None:
             sender.close()
+
+
+def _say_round(
+    rnd: FleetRound, say: Callable[[str], None], config: AlertConfig, only: FleetFilter, checked: list[int]
+) -> None:
+    """A round's warnings on stderr (``say`` prints each line once). After the first round every
+    broker answered, the profile's group tables that name no group of it (``checked`` keeps that
+    round's number): a group missing then is missing, not on a broker that was down."""
+    if rnd.complete and not checked:
+        checked.append(rnd.number)
+        for line in config.unmatched([g.group for g in rnd.groups] + list(rnd.absent), only.group):
+            say(line)
+    for line in rnd.warnings:
+        say(line)
+    for broker, (message, _status) in sorted(rnd.down.items()):
+        say(f"broker {broker} did not answer a round: {message}")
+    for g in rnd.groups:
+        for line in g.tick.warnings if g.tick is not None else ():
+            say(f"group {g.group}: {line}")

@@ -213,6 +213,16 @@ def test_exporter_says_the_alertmanager_takes_the_empty_set(stack: Stack, fideli
     assert ok, "the exporter's Alertmanager health differs, see the fidelity section"
 
 
+def test_exporter_finds_the_profiles_groups(stack: Stack, fidelity) -> None:
+    """The profile's two group tables name groups the real cluster has (subscription groups made
+    before the exporter started, one without any committed offset yet): after its first complete
+    round the exporter says nothing about thresholds that apply to no group."""
+    _until("a served round", lambda: promql(stack, "mqctl_round_timestamp_seconds"), timeout=60)
+    log = (stack.logs / "exporter.log").read_text()
+    said = [ln for ln in log.splitlines() if "thresholds apply to nothing" in ln]
+    assert fidelity.check("exporter: the profile's groups are the cluster's", said, []), log
+
+
 def test_exporter_alert_reaches_alertmanager_and_resolves(
     cluster: RocketMQ, stack: Stack, fidelity, tmp_path: Path
 ) -> None:

@@ -204,3 +204,34 @@ def test_compat_families_carry_rocketmq_exporters_names_and_labels(cluster: Fake
         m[g("rocketmq_producer_offset", broker="broker-a", cluster="DefaultCluster", topic="Orders")]
         == 25 + 12
     )
+
+
+def test_thresholds_naming_no_group_of_the_cluster_are_said(cluster: FakeCluster) -> None:
+    """The fake cluster has G1 and G2. A profile table for a misspelt group (G1x) would leave G1 on
+    the defaults in silence; one for a group --group-deny leaves out would never apply: each is
+    said once, after the first complete round. G1's own table is not mentioned."""
+    import re
+
+    from mqctl.ops.alertrules import parse_config
+    from mqctl.ops.watch.fleet import FleetFilter
+    from mqctl.serve.exporter import ExporterOptions, run
+
+    table = {"groups": {"G1": {"max_lag": 5}, "G1x": {"max_lag": 5}, "G2": {"max_lag": 5}, "Zz": {}}}
+    config = parse_config(table, "profiles.p.exporter")
+    opts = ExporterOptions(
+        listen="127.0.0.1:0",
+        interval_s=0.1,
+        config=config,
+        only=FleetFilter(group_deny=re.compile("^G2$")),
+        rounds=2,
+    )
+    said: list[str] = []
+    with LiveBackend(cluster.ns, timeout=10) as b:
+        run(b, opts, warn=said.append)
+    assert said == [
+        "profiles.p.exporter.groups.G1x: the cluster has no such group (did you mean 'G1'?); "
+        "its thresholds apply to nothing yet",
+        "profiles.p.exporter.groups.G2: --group-allow/--group-deny leave this group out; "
+        "its thresholds apply to nothing",
+        "profiles.p.exporter.groups.Zz: the cluster has no such group; its thresholds apply to nothing yet",
+    ]
