@@ -37,7 +37,7 @@ def settings(
     --topic-allow, --topic-deny; ``profile``: the one whose ``exporter`` table holds the thresholds."""
     secs = _interval(interval)
     _check_sizes(*sizes)
-    urls = tuple(_alertmanager_url(u) for u in alertmanagers)
+    urls = tuple(dict.fromkeys(_alertmanager_url(u) for u in alertmanagers))  # one per Alertmanager
     return Settings(secs, urls, _filter(*allow_deny), _config(profile))
 
 

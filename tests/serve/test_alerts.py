@@ -173,3 +173,14 @@ def test_close_does_not_wait_out_a_post_to_an_alertmanager_that_never_answers() 
         assert said == []
     finally:
         mute.close()
+
+
+def test_an_alertmanager_given_twice_is_one_target() -> None:
+    """'--alertmanager URL' repeated (or once with a trailing slash) is one Alertmanager: one POST
+    per send, and one mqctl_alertmanager_up series (two equal series would break the scrape)."""
+    from mqctl.serve.settings import settings
+
+    s = settings(
+        "15s", (10, 100, None), ["http://am:9093", "http://am:9093/", "http://b:9093"], (None,) * 4, None
+    )
+    assert s.alertmanagers == ("http://am:9093", "http://b:9093")
