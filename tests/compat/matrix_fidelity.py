@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,12 +17,14 @@ class Fidelity:
     compared: int = 0
     equal: int = 0
     mismatches: list[str] = field(default_factory=list)
+    names: Counter[str] = field(default_factory=Counter)  # how many values each check compared
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def check(self, what: str, mqctl_value: object, broker_value: object) -> bool:
         ok = mqctl_value == broker_value
         with self._lock:
             self.compared += 1
+            self.names[what] += 1
             if ok:
                 self.equal += 1
             else:
@@ -74,3 +77,11 @@ class FidelityBook:
         text = "".join(f"{line}\n" for line in self.lines())
         text += "".join(f"differs: {m}\n" for m in self.mismatches)
         path.write_text(text)
+        # Every check by name and version, with its count: two runs' figures can be compared
+        # check by check (a count that differs says which scenario compared more or fewer values).
+        rows = [
+            f"{f.version}\t{n}\t{what}\n"
+            for f in self._by_version.values()
+            for what, n in sorted(f.names.items())
+        ]
+        path.with_name("fidelity-checks.tsv").write_text("".join(rows))
