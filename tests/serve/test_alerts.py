@@ -10,6 +10,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from mqctl_testkit.fakeserver import refused_addr
 
 pytest.importorskip("httpx")
 
@@ -88,20 +89,12 @@ def test_fire_resend_down_backoff_resolve_after_restart() -> None:
         sender.close()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_the_empty_set_is_sent_at_start_and_a_wrong_alertmanager_is_said_at_once() -> None:
     """Nothing fires, yet each Alertmanager gets the (empty) set at start: one that is there takes
     it (up), one that is not is warned about once, before any alert would need it."""
     am = FakeAlertmanager()
     said: list[str] = []
-    down = f"http://127.0.0.1:{_free_port()}"
+    down = f"http://{refused_addr()}"
     sender = AlertSender([f"http://127.0.0.1:{am.port}", down], "http://exporter/metrics", warn=said.append)
     sender.start()
     try:
@@ -116,7 +109,7 @@ def test_the_empty_set_is_sent_at_start_and_a_wrong_alertmanager_is_said_at_once
 
 @pytest.mark.slow  # waits out the first backoff (1 s)
 def test_an_alertmanager_back_is_said() -> None:
-    port = _free_port()
+    port = int(refused_addr().rsplit(":", 1)[1])
     said: list[str] = []
     sender = AlertSender([f"http://127.0.0.1:{port}"], "http://exporter/metrics", warn=said.append)
     sender.start()
