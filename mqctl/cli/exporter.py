@@ -36,7 +36,7 @@ ListenOpt = Annotated[
     typer.Option("--listen", metavar="HOST:PORT", help="Where /metrics is served (':9877': every address)."),
 ]
 IntervalOpt = Annotated[
-    str, typer.Option("--interval", metavar="DURATION", help="Time between rounds: '15s', '1m', or seconds.")
+    str, typer.Option("--interval", metavar="DURATION", help="Time between rounds (>= 1 s): '15s', '1m'.")
 ]
 WindowOpt = Annotated[
     int, typer.Option("--window", metavar="N", help="Statuses over each queue's last N rounds (as --watch).")

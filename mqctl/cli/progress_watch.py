@@ -36,8 +36,8 @@ WatchOpt = Annotated[
         "--watch",
         "-w",
         metavar="[SECONDS]",
-        help="With -g: sample every SECONDS (default 2; '-w 5', '--watch=500ms') until Ctrl-C (exit 130). "
-        "A terminal gets a live table; a pipe one JSON line per sample (schema "
+        help="With -g: sample every SECONDS (default 2, at least 0.1; '-w 5', '--watch=500ms') until "
+        "Ctrl-C (exit 130). A terminal gets a live table; a pipe one JSON line per sample (schema "
         "mqctl/consumerProgress.sample/v1). Per queue and group: diff, consume and produce rates "
         "(messages/s over the window), time to drain, status.",
     ),

@@ -76,13 +76,22 @@ def _regex(flag: str, text: str | None) -> re.Pattern[str] | None:
         raise UsageError(f"{flag} {text!r}: not a regular expression: {e}") from None
 
 
+# A round reads every group of the cluster: more than one a second is a typo ('--interval 10ms').
+MIN_ROUND_S = 1.0
+
+
 def _interval(text: str) -> float:
     from mqctl.ops.watch.modes import interval_s
 
     try:
-        return interval_s(text)
+        secs = interval_s(text, shortest_s=0)
     except UsageError:
         raise UsageError(f"--interval {text}: expected a duration like '15s' or '1m'") from None
+    if secs < MIN_ROUND_S:
+        raise UsageError(
+            f"--interval {text}: at least {MIN_ROUND_S:g} s between rounds (each one reads every group)"
+        )
+    return secs
 
 
 def _config(profile: str | None) -> AlertConfig:

@@ -40,15 +40,15 @@ def lines(out: str) -> list[dict]:
 
 
 def test_pipe_prints_one_json_line_per_sample(store: WatchStore) -> None:
-    r = mqctl("-g", "G", *store.args(), "--watch", "0.05", "--samples", "3", "--now-ms", str(NOW))
+    r = mqctl("-g", "G", *store.args(), "--watch", "0.1", "--samples", "3", "--now-ms", str(NOW))
     assert r.exit_code == 0, r.stderr
     docs = lines(r.stdout)
     assert [d["schema"] for d in docs] == ["mqctl/consumerProgress.sample/v1"] * 3
-    # The fake clock steps by the interval: 50 ms.
+    # The fake clock steps by the interval: 100 ms.
     assert [(d["atMs"], d["window"]["samples"], d["complete"]) for d in docs] == [
         (NOW, 1, True),
-        (NOW + 50, 2, True),
-        (NOW + 100, 3, True),
+        (NOW + 100, 2, True),
+        (NOW + 200, 3, True),
     ]
     q0, q1 = docs[-1]["queues"]
     assert (q0["topic"], q0["queueId"], q0["brokerOffset"], q0["consumerOffset"], q0["lag"]) == (
@@ -59,7 +59,7 @@ def test_pipe_prints_one_json_line_per_sample(store: WatchStore) -> None:
         5,
     )
     assert (q1["consumerOffset"], q1["lag"], q1["status"], q1["drain"]) == (5, 0, "OK", "drained")
-    # Nothing moved in 100 ms (< 10 s: not frozen long enough), lag 5 -> 5: OK; rates 0/s: never.
+    # Nothing moved in 200 ms (< 10 s: not frozen long enough), lag 5 -> 5: OK; rates 0/s: never.
     assert (q0["status"], q0["consumeRate"], q0["produceRate"], q0["drain"]) == ("OK", 0.0, 0.0, "never")
     assert q0["pullOffset"] is None and docs[-1]["backend"] == "store"
     assert docs[-1]["totals"] == {
@@ -75,7 +75,7 @@ def test_pipe_prints_one_json_line_per_sample(store: WatchStore) -> None:
 
 @pytest.mark.parametrize(
     "watch",
-    [["-w"], ["--watch"], ["--watch=0.01"], ["-w", "10ms"], ["-w0.01"]],
+    [["-w"], ["--watch"], ["--watch=0.1"], ["-w", "100ms"], ["-w0.1"]],
     ids=["short", "long", "equals", "duration", "attached"],
 )
 def test_the_interval_is_optional(store: WatchStore, watch: list[str]) -> None:
@@ -95,6 +95,9 @@ def test_the_interval_is_optional(store: WatchStore, watch: list[str]) -> None:
         (["-g", "G", "-w", "0"], "expected a positive number of seconds"),
         (["-g", "G", "-w", "-1"], "--watch -1: expected a positive number of seconds"),
         (["-g", "G", "--watch", "-0.5"], "--watch -0.5: expected a positive number of seconds"),
+        # '-w 0.001' (a typo for '-w 1') would ask every broker hundreds of times a second
+        (["-g", "G", "-w", "0.001"], "--watch 0.001: at least 0.1 s between samples"),
+        (["-g", "G", "--watch=10ms"], "--watch 10ms: at least 0.1 s between samples"),
         (["-g", "G", "-w", "--window", "1"], "at least 2 samples"),
         (["-g", "G", "-w", "--max-status", "ERR"], "expected one of OK, WARN, REWIND, STOP, STALL, STUCK"),
         (["-g", "G", "--max-status", "WARN"], "--max-status needs a window"),
@@ -202,7 +205,7 @@ def test_watch_is_seeded_by_its_history_and_stops_at_max_status(store: WatchStor
     h = tmp_path / "h.jsonl"
     assert mqctl("-g", "G", *store.args(), "--history", str(h), "--now-ms", str(NOW)).exit_code == 0
     r = mqctl(
-        "-g", "G", *store.args(), "-w", "0.01", "--samples", "5", "--history", str(h),
+        "-g", "G", *store.args(), "-w", "0.1", "--samples", "5", "--history", str(h),
         "--now-ms", str(NOW + 12_000), "--max-status", "OK",
     )  # fmt: skip
     # The first sample already spans 12 s with the seed: STOP; printed, then exit 10.
@@ -328,7 +331,7 @@ def test_watch_shows_the_stuck_message_of_a_stalled_queue(store: WatchStore, tmp
         "G",
         *store.args(),
         "-w",
-        "0.01",
+        "0.1",
         "--samples",
         "1",
         "--history",

@@ -17,8 +17,14 @@ if TYPE_CHECKING:
     from mqctl.model import Rules, WatchView
 
 
-def interval_s(text: str) -> float:
-    """--watch's value: seconds ('2', '0.5') or a duration ('500ms', '1m')."""
+# The shortest time between two reads of the cluster: '-w 0.001' (a typo for '-w 1') would ask
+# every broker hundreds of times a second. watch(1) keeps 0.1 s as its shortest interval too.
+MIN_INTERVAL_S = 0.1
+
+
+def interval_s(text: str, shortest_s: float = MIN_INTERVAL_S) -> float:
+    """--watch's value: seconds ('2', '0.5') or a duration ('500ms', '1m'), from ``shortest_s``
+    to a day."""
     try:
         secs = float(text)
     except ValueError:
@@ -27,6 +33,11 @@ def interval_s(text: str) -> float:
         secs = parse_duration_ms(text) / 1000
     if not secs > 0 or secs > 86_400:
         raise UsageError(f"--watch {text}: expected a positive number of seconds (at most a day)")
+    if secs < shortest_s:
+        raise UsageError(
+            f"--watch {text}: at least {shortest_s:g} s between samples (each one asks every broker "
+            "of the group)"
+        )
     return secs
 
 
