@@ -149,9 +149,9 @@ def fill_watch_value(args: Sequence[str], value_options: set[str]) -> list[str]:
 
 
 def _an_option(token: str) -> bool:
-    """A token after -w that is the next option, not -w's value: '-w -1' is a negative interval
-    (refused as one), not an option named -1."""
-    return token.startswith("-") and not token[1:2].isdecimal()
+    """A token after -w that is the next option, not -w's value: '-w -1' and '-w -.5' are negative
+    intervals (refused as such), not options named -1 or -."""
+    return token.startswith("-") and not (token[1:2].isdecimal() or token[1:2] == ".")
 
 
 def check_flags(f: WatchFlags, group: str | None, *, tags: bool, client_ip: bool, gates: bool) -> None:

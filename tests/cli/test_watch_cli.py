@@ -94,6 +94,7 @@ def test_the_interval_is_optional(store: WatchStore, watch: list[str]) -> None:
         (["-g", "G", "-w", "-o", "plain"], "prints a table or JSON lines"),
         (["-g", "G", "-w", "0"], "expected a positive number of seconds"),
         (["-g", "G", "-w", "-1"], "--watch -1: expected a positive number of seconds"),
+        (["-g", "G", "-w", "-.5"], "--watch -.5: expected a positive number of seconds"),
         (["-g", "G", "--watch", "-0.5"], "--watch -0.5: expected a positive number of seconds"),
         # '-w 0.001' (a typo for '-w 1') would ask every broker hundreds of times a second
         (["-g", "G", "-w", "0.001"], "--watch 0.001: at least 0.1 s between samples"),
