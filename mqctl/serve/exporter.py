@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mqctl.model import Rules
     from mqctl.ops.alertrules import AlertConfig
     from mqctl.ops.watch.fleet import FleetRound
+    from mqctl.ops.watch.sampler import Outages
 
 
 @record(frozen=True)
@@ -58,13 +59,14 @@ def run(
     from mqctl.model import Rules
     from mqctl.ops.alertrules import AlertBook, AlertConfig
     from mqctl.ops.watch.fleet import FleetSampler, run_rounds
-    from mqctl.ops.watch.sampler import ticks
+    from mqctl.ops.watch.sampler import Outages, ticks
     from mqctl.serve.alerts import AlertSender
     from mqctl.serve.http import Server
     from mqctl.serve.metrics import RoundCollector
 
     config = opts.config or AlertConfig()
     say = _Once(warn)
+    outages = Outages("its queues' series are left out until it answers")
     collector = RoundCollector(opts.shape, __version__)
     server = Server(opts.listen, collector)
     sender = book = None
@@ -78,7 +80,7 @@ def run(
     checked: list[int] = []  # the round the profile's group names were checked against
 
     def sink(rnd: FleetRound) -> None:
-        _say_round(rnd, say, config, opts.only, checked)
+        _say_round(rnd, say, outages, config, opts.only, checked)
         collector.publish(rnd)
         last_error.clear()
         if book is not None and sender is not None:
@@ -101,19 +103,25 @@ def run(
 
 
 def _say_round(
-    rnd: FleetRound, say: Callable[[str], None], config: AlertConfig, only: FleetFilter, checked: list[int]
+    rnd: FleetRound,
+    say: _Once,
+    outages: Outages,
+    config: AlertConfig,
+    only: FleetFilter,
+    checked: list[int],
 ) -> None:
-    """A round's warnings on stderr (``say`` prints each line once). After the first round every
-    broker answered, the profile's group tables that name no group of it (``checked`` keeps that
-    round's number): a group missing then is missing, not on a broker that was down."""
+    """A round's warnings on stderr: ``say`` prints each line once, ``outages`` each broker that
+    stops answering and its return. After the first round every broker answered, the profile's
+    group tables that name no group of it (``checked`` keeps that round's number): a group
+    missing then is missing, not on a broker that was down."""
     if rnd.complete and not checked:
         checked.append(rnd.number)
         for line in config.unmatched([g.group for g in rnd.groups] + list(rnd.absent), only.group):
             say(line)
     for line in rnd.warnings:
         say(line)
-    for broker, (message, _status) in sorted(rnd.down.items()):
-        say(f"broker {broker} did not answer a round: {message}")
+    for line in outages.lines({broker: why for broker, (why, _status) in rnd.down.items()}):
+        say.warn(line)  # each outage and each return, not once per process
     for g in rnd.groups:
         for line in g.tick.warnings if g.tick is not None else ():
             say(f"group {g.group}: {line}")

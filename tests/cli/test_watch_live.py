@@ -74,8 +74,23 @@ def test_live_watch_pull_offsets_and_a_broker_dropping_out(cluster: FakeCluster)
             for k, v in now.items()
             if k[0] == "broker-b"
         )
+        # broker-b answers again (the same port): the samples are complete again, its queues fresh
+        cluster.broker("broker-b").reset()
+        while time.monotonic() < deadline:
+            doc = json.loads(p.stdout.readline())  # type: ignore[union-attr]
+            if doc["complete"]:
+                break
+        else:
+            pytest.fail("no complete sample after broker-b came back")
+        assert not any(q["stale"] for q in doc["queues"]) and doc["missingBrokers"] == []
         p.send_signal(signal.SIGINT)
         _out, err = p.communicate(timeout=30)
     finally:
         p.kill()
     assert p.returncode == 130, err
+    # stderr says the outage once, with why, and the return once (not a line per sample)
+    said = [line for line in err.splitlines() if "broker-b" in line]
+    assert len(said) == 2, err
+    assert said[0].startswith("mqctl: warning: broker broker-b did not answer: 127.0.0.1:")
+    assert said[0].endswith("; its queues keep their last values and status (stale) until it answers")
+    assert said[1] == "mqctl: warning: broker broker-b answers again"

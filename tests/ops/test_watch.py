@@ -349,3 +349,27 @@ def test_a_failed_history_append_names_the_file(tmp_path: Path, monkeypatch: pyt
     assert str(caught.value.message) == (
         f"--history {tmp_path / 'h.jsonl'}: cannot append the sample: No space left on device; it is not recorded"
     )
+
+
+def test_outages_say_each_stop_and_return_once() -> None:
+    from mqctl.ops.watch.sampler import Outages
+
+    o = Outages("stale meanwhile")
+    assert o.lines({}) == []
+    down_b = {B: "127.0.0.1:10911: Connection refused"}
+    assert o.lines(down_b) == [
+        f"broker {B} did not answer: 127.0.0.1:10911: Connection refused; stale meanwhile"
+    ]
+    assert o.lines(down_b) == []  # the next samples of the same outage: nothing new
+    # why changed (refused -> timed out): said again; broker-a joins it
+    both = {B: "timed out", A: "Connection reset"}
+    assert o.lines(both) == [
+        f"broker {A} did not answer: Connection reset; stale meanwhile",
+        f"broker {B} did not answer: timed out; stale meanwhile",
+    ]
+    assert o.lines({A: "Connection reset"}) == [f"broker {B} answers again"]
+    assert o.lines({}) == [f"broker {A} answers again"]
+    # a second outage with the very same reason is a new outage: said again
+    assert o.lines(down_b) == [
+        f"broker {B} did not answer: 127.0.0.1:10911: Connection refused; stale meanwhile"
+    ]

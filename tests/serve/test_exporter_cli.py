@@ -5,9 +5,11 @@ hand (both the real Prometheus tool: tests/mqctl_testkit/promtools.py)."""
 
 from __future__ import annotations
 
+import queue
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -199,6 +201,43 @@ tests:
           - exp_labels: {broker: broker-b, severity: warning}
             exp_annotations: {summary: "broker broker-b does not answer mqctl exporter"}
 """
+
+
+def test_a_broker_that_stops_answering_is_said_once_and_so_is_its_return(cluster: FakeCluster) -> None:
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mqctl", "exporter", "-n", cluster.ns, "--listen", "127.0.0.1:0"]
+        + ["--interval", "1", "--timeout", "3"],
+        stderr=subprocess.PIPE, text=True, env=cli_env(),
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()  # stderr read aside: a line that never comes fails, not hangs
+    threading.Thread(target=lambda: [lines.put(x) for x in p.stderr], daemon=True).start()  # type: ignore[union-attr]
+    err: list[str] = []
+
+    def until(text: str) -> None:
+        deadline = time.monotonic() + 30
+        while not err or text not in err[-1]:
+            try:
+                err.append(lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                pytest.fail(f"no {text!r} in 30 s: {''.join(err)}")
+
+    try:
+        until("serving ")
+        cluster.broker("broker-b").down()
+        until("broker broker-b did not answer")
+        time.sleep(2.5)  # two more rounds without broker-b: no second line for the same outage
+        cluster.broker("broker-b").reset()
+        until("broker broker-b answers again")
+        time.sleep(1.5)  # a round with broker-b back: nothing more about it
+    finally:
+        p.terminate()
+        p.wait(10)
+    while not lines.empty():
+        err.append(lines.get())
+    said = [line for line in err if "broker-b" in line]
+    assert len(said) == 2, said
+    assert said[0].startswith("mqctl: warning: broker broker-b did not answer: 127.0.0.1:")
+    assert said[0].rstrip().endswith("; its queues' series are left out until it answers")
 
 
 def test_print_rules_pass_promtool_test_rules(tmp_path: Path) -> None:

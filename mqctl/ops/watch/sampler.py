@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,6 +25,7 @@ from mqctl.records import field, record
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.model import (
+        BrokerFailure,
         GroupProgress,
         MessageQueue,
         QueueOffset,
@@ -167,6 +168,26 @@ class GroupWindow:
         return fresh
 
 
+class Outages:
+    """Brokers that stop answering, said when they stop (with why) and again when they answer,
+    not once per sample: a sample or round names its missing brokers, these lines say the
+    change. ``consequence``: what a missing broker's queues become meanwhile."""
+
+    def __init__(self, consequence: str) -> None:
+        self.consequence = consequence
+        self.down: dict[str, str] = {}  # broker -> why, as last said
+
+    def lines(self, down: Mapping[str, str]) -> list[str]:
+        said = [
+            f"broker {b} did not answer: {why}; {self.consequence}"
+            for b, why in sorted(down.items())
+            if self.down.get(b) != why
+        ]
+        said += [f"broker {b} answers again" for b in sorted(self.down) if b not in down]
+        self.down = dict(down)
+        return said
+
+
 class GroupSampler:
     """Takes samples of ``group`` (and ``topic``) on ``backend``, which it refreshes before each
     one. ``seed``: earlier samples (a --history file's) that start the window."""
@@ -185,6 +206,7 @@ class GroupSampler:
         self.window = GroupWindow(backend, group, rules, retry_scan=retry_scan, seed=seed)
         self.time_cache: dict[QueueOffset, int] = {}
         self._first = True
+        self.outages = Outages("its queues keep their last values and status (stale) until it answers")
 
     @property
     def samples(self) -> deque[Sample]:
@@ -220,7 +242,18 @@ class GroupSampler:
         if self._first and self.backend.kind.reads_files and client is None:
             notes.insert(0, STORE_NOTE)
         self._first = False
-        return Tick(view, stuck, result, self.window.once([*result.warnings, *notes]))
+        said = self.window.once([*result.warnings, *notes])
+        if client is None:  # a broadcasting group's clients: one read of the brokers for all
+            said[:0] = self.outages.lines({f.broker_name: _why(f) for f in result.failures})
+        return Tick(view, stuck, result, said)
+
+
+def _why(failure: BrokerFailure) -> str:
+    return (
+        f"{failure.addr}: {failure.message}"
+        if failure.addr and failure.addr not in failure.message
+        else failure.message
+    )
 
 
 def ticks(interval_s: float, samples: int | None = None, now_ms: int | None = None) -> Iterator[int | None]:
