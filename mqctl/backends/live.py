@@ -160,6 +160,9 @@ class LiveBackend:
 
     def take_warnings(self) -> list[BackendWarning]:
         out, self._warnings = self._warnings, []
+        if self._net is not None and self._net.notes:
+            out += [BackendWarning("", note) for note in self._net.notes]
+            self._net.notes.clear()
         return out
 
     def rocketmq_version(self) -> int | None:
@@ -239,12 +242,8 @@ class LiveBackend:
     def _pop_retry(self, group: str) -> list[str]:
         """The name server's POP retry topics of ``group`` (%RETRY%group_TOPIC, %RETRY%group+TOPIC)."""
         from mqctl.model.pop import parse_pop_retry
-        from mqctl.remoting.bodies import decode_name_list
 
-        code = RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER
-        addr, resp = self.net.ns_call(code)
-        topics = decode_name_list(self.net.ok(resp, addr, code).body, "topicList")
-        return [t for t in topics if parse_pop_retry(t, group) is not None]
+        return [t for t in self.net.topic_list() if parse_pop_retry(t, group) is not None]
 
     def consume_stats(self, group: str, topic: str | None = None, *, detail: bool = True) -> ConsumeStats:
         if topic is not None:

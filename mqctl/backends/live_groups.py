@@ -66,12 +66,7 @@ class _RetryGroups:
     at 1,000 groups, otherwise spent before the round)."""
 
     def __init__(self, backend: LiveRounds) -> None:
-        from mqctl.remoting.bodies import decode_name_list
-
-        addr, resp = backend.net.ns_call(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
-        self.topics = decode_name_list(
-            backend.net.ok(resp, addr, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER).body, "topicList"
-        )
+        self.topics = backend.net.topic_list()
         self.names = self._groups(self.topics)
         self._ordered: list[str] | None = None
 

@@ -4,6 +4,9 @@ translation of answers into typed errors.
 
 A name server that cannot be reached is skipped for the next one in the ``-n`` list (as the
 Java client does); a name server that answers, answers for all (an error code is not retried).
+When none can be reached, a long-running sampler (whose routes are asked again every
+``ROUTE_TTL_S``) goes on with the routes and brokers it learnt before, as a Java client keeps its
+route table while the name servers are away; a command that never learnt them fails.
 """
 
 from __future__ import annotations
@@ -63,10 +66,21 @@ class LiveNet:
         self._cluster: ClusterInfo | None = None
         self._addrs: dict[str, str] = {}  # broker_addr's answers, until a route or the cluster is learnt
         self._known_since = time.monotonic()
+        # what the name servers said before the last forget_routes: used while none answers
+        self._before: dict[str, TopicRoute] = {}
+        self._cluster_before: ClusterInfo | None = None
+        self._topics_before: list[str] | None = None
+        self._away_since: str | None = None  # when the name servers stopped answering (HH:MM:SS)
+        self._away_this_round = False  # none answered in this round: not asked again in it
+        self.notes: list[str] = []  # an outage of the name servers and its end, for take_warnings
 
     def forget_routes(self, *, older_than: float = 0.0) -> None:
-        """Routes and the cluster's brokers are asked again (when learnt ``older_than`` s ago)."""
+        """Routes and the cluster's brokers are asked again (when learnt ``older_than`` s ago); a
+        new round, in which name servers that were away are asked again (once)."""
+        self._away_this_round = False
         if time.monotonic() - self._known_since >= older_than:
+            self._before.update((t, r) for t, r in self._routes.items() if isinstance(r, TopicRoute))
+            self._cluster_before = self._cluster or self._cluster_before
             self._routes.clear()
             self._cluster = None
             self._addrs.clear()
@@ -177,7 +191,13 @@ class LiveNet:
         """GET_ROUTEINFO_BY_TOPIC, once per topic per command; NotFoundError with the server's remark."""
         cached = self._routes.get(topic)
         if cached is None:
-            addr, resp = self.ns_call(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+            asked = self._ns_or_before(
+                RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic}, topic in self._before
+            )
+            if asked is None:
+                self._routes[topic] = self._before[topic]
+                return self._before[topic]
+            addr, resp = asked
             from mqctl.remoting.bodies import decode_topic_route
 
             if resp.code == ResponseCode.TOPIC_NOT_EXIST:
@@ -198,10 +218,57 @@ class LiveNet:
             # its broker ids are bare integer keys ({0:"host:port"}): fastjson's reader, loaded
             # while the name server answers
             self.client.when_idle(partial(import_module, "mqctl.fastjson"))
-            addr, resp = self.ns_call(RequestCode.GET_BROKER_CLUSTER_INFO)
-            self._learn_cluster(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO))
+            asked = self._ns_or_before(
+                RequestCode.GET_BROKER_CLUSTER_INFO, None, self._cluster_before is not None
+            )
+            if asked is None:
+                assert self._cluster_before is not None
+                self._cluster = self._cluster_before
+            else:
+                addr, resp = asked
+                self._learn_cluster(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO))
         assert self._cluster is not None
         return self._cluster
+
+    def topic_list(self) -> list[str]:
+        """The name server's topic list (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), asked each time; the
+        last one while no name server answers."""
+        from mqctl.remoting.bodies import decode_name_list
+
+        code = RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER
+        asked = self._ns_or_before(code, None, self._topics_before is not None)
+        if asked is None:
+            assert self._topics_before is not None
+            return list(self._topics_before)
+        addr, resp = asked
+        self._topics_before = decode_name_list(self.ok(resp, addr, code).body, "topicList")
+        return list(self._topics_before)
+
+    def _ns_or_before(
+        self, code: int, fields: Mapping[str, object] | None, known_before: bool
+    ) -> tuple[str, RemotingCommand] | None:
+        """``ns_call``; None when no name server answers but their earlier answer is known (the
+        caller uses that), the outage and its end said once each in ``notes``. Name servers away
+        are asked once per round (``forget_routes``), not once per question: each may time out."""
+        if self._away_this_round and known_before:
+            return None
+        try:
+            answer = self.ns_call(code, fields)
+        except UnreachableError as e:
+            if not known_before:
+                raise
+            self._away_this_round = True
+            if self._away_since is None:
+                self._away_since = time.strftime("%H:%M:%S")
+                self.notes.append(
+                    f"{e.message} (since {self._away_since}); the routes and brokers learnt before "
+                    "are used until a name server answers"
+                )
+            return None
+        if self._away_since is not None:
+            self.notes.append(f"a name server answers again (none did since {self._away_since})")
+            self._away_since = None
+        return answer
 
     def _learn_cluster(self, answer: RemotingCommand) -> None:
         from mqctl.remoting.bodies import decode_cluster_info

@@ -5,6 +5,7 @@ status of the README's table: 3 not found, 4 unreachable / timed out, 5 refused,
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -76,6 +77,56 @@ def test_the_next_name_server_is_used_when_the_first_is_down(cluster: FakeCluste
 
 
 # --- brokers ---------------------------------------------------------------------------------
+
+
+def test_a_kept_backend_goes_on_with_what_it_learnt_while_no_name_server_answers(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--watch and the exporter keep one backend and ask its routes again every ROUTE_TTL_S
+    (here: every round). Both name servers away must not end them while the brokers answer: a
+    Java client keeps its route table then. (Before: exit 4 at the first route refresh.)"""
+    from mqctl.backends import live
+    from mqctl.errors import UnreachableError
+    from mqctl.ops.progress import group_progress
+
+    monkeypatch.setattr(live, "ROUTE_TTL_S", 0.0)
+    addrs = ";".join(s.addr for s in cluster.namesrvs)
+
+    def rows(result: object) -> list[tuple[str, int, int, int]]:
+        return [(r.broker_name, r.queue_id, r.broker_offset, r.consumer_offset) for r in result.rows]  # type: ignore[attr-defined]
+
+    def said(result: object) -> list[str]:
+        return [w for w in result.warnings if "name server" in w]  # type: ignore[attr-defined]
+
+    with live.LiveBackend(addrs, timeout=3) as b:
+        before = group_progress(b, "G1")
+        assert rows(before) and not said(before)
+        for s in cluster.namesrvs:
+            s.down()
+        b.refresh()
+        during = group_progress(b, "G1")
+        assert rows(during) == rows(before) and not during.failures
+        [note] = said(during)
+        assert re.fullmatch(
+            r".*Connection refused.* \(since \d\d:\d\d:\d\d\); the routes and brokers learnt "
+            r"before are used until a name server answers",
+            note,
+        ), note
+        b.refresh()
+        assert not said(group_progress(b, "G1"))  # said once, not once per round
+        for s in cluster.namesrvs:
+            s.reset()
+        b.refresh()
+        back = group_progress(b, "G1")
+        assert [re.sub(r"\d\d:\d\d:\d\d", "T", w) for w in said(back)] == [
+            "a name server answers again (none did since T)"
+        ]
+        assert rows(back) == rows(before)
+    # a command that never learnt a route still fails: exit 4, as before
+    for s in cluster.namesrvs:
+        s.down()
+    with live.LiveBackend(addrs, timeout=3) as fresh, pytest.raises(UnreachableError):
+        group_progress(fresh, "G1")
 
 
 def test_one_broker_of_two_down_prints_the_others_rows(cluster: FakeCluster) -> None:
