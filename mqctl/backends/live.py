@@ -160,9 +160,10 @@ class LiveBackend:
 
     def take_warnings(self) -> list[BackendWarning]:
         out, self._warnings = self._warnings, []
-        if self._net is not None and self._net.notes:
-            out += [BackendWarning("", note) for note in self._net.notes]
-            self._net.notes.clear()
+        before = self._net.before if self._net is not None else None
+        if before is not None and before.notes:  # a sampler's: what it says of the name servers
+            out += [BackendWarning("", note) for note in before.notes]
+            before.notes.clear()
         return out
 
     def rocketmq_version(self) -> int | None:

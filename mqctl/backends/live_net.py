@@ -22,6 +22,7 @@ from mqctl.model import BrokerData, TopicRoute
 from mqctl.remoting.codes import RequestCode, ResponseCode, request_name, response_name
 
 if TYPE_CHECKING:
+    from mqctl.backends.live_before import Before
     from mqctl.model import ConsumerConnection, ConsumeStats, MessageQueue
     from mqctl.remoting.bodies import ClusterInfo
     from mqctl.remoting.client import Call, OnAnswer, RemotingClient
@@ -66,21 +67,22 @@ class LiveNet:
         self._cluster: ClusterInfo | None = None
         self._addrs: dict[str, str] = {}  # broker_addr's answers, until a route or the cluster is learnt
         self._known_since = time.monotonic()
-        # what the name servers said before the last forget_routes: used while none answers
-        self._before: dict[str, TopicRoute] = {}
-        self._cluster_before: ClusterInfo | None = None
-        self._topics_before: list[str] | None = None
-        self._away_since: str | None = None  # when the name servers stopped answering (HH:MM:SS)
-        self._away_this_round = False  # none answered in this round: not asked again in it
-        self.notes: list[str] = []  # an outage of the name servers and its end, for take_warnings
+        # what the name servers said before: a sampler's, made by its first forget_routes
+        self.before: Before | None = None
+        self._topics: list[str] | None = None  # the last topic list (for Before)
 
     def forget_routes(self, *, older_than: float = 0.0) -> None:
         """Routes and the cluster's brokers are asked again (when learnt ``older_than`` s ago); a
         new round, in which name servers that were away are asked again (once)."""
-        self._away_this_round = False
+        if self.before is None:
+            from mqctl.backends.live_before import Before
+
+            self.before = Before()
+        self.before.new_round(self._topics)
         if time.monotonic() - self._known_since >= older_than:
-            self._before.update((t, r) for t, r in self._routes.items() if isinstance(r, TopicRoute))
-            self._cluster_before = self._cluster or self._cluster_before
+            self.before.keep(
+                {t: r for t, r in self._routes.items() if isinstance(r, TopicRoute)}, self._cluster
+            )
             self._routes.clear()
             self._cluster = None
             self._addrs.clear()
@@ -105,7 +107,7 @@ class LiveNet:
             *results, info = self.call_many(asked, on_answer=on_answer)
             if not isinstance(info, MqctlError) and info.code == ResponseCode.SUCCESS:
                 try:
-                    self._learn_cluster(info)
+                    self._learn_cluster(info, ns)
                 except MqctlError:
                     pass  # a body that cannot be read: cluster_info asks again, and says so, if needed
             return results
@@ -191,89 +193,87 @@ class LiveNet:
         """GET_ROUTEINFO_BY_TOPIC, once per topic per command; NotFoundError with the server's remark."""
         cached = self._routes.get(topic)
         if cached is None:
-            asked = self._ns_or_before(
-                RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic}, topic in self._before
-            )
-            if asked is None:
-                self._routes[topic] = self._before[topic]
-                return self._before[topic]
-            addr, resp = asked
-            from mqctl.remoting.bodies import decode_topic_route
-
-            if resp.code == ResponseCode.TOPIC_NOT_EXIST:
-                remark = (resp.remark or "").split("\n")[0].strip()
-                cached = NotFoundError(remark or f"No topic route info in name server for the topic: {topic}")
-            else:
-                cached = decode_topic_route(
-                    self.ok(resp, addr, RequestCode.GET_ROUTEINFO_BY_TOPIC).body, topic
-                )
-            self._routes[topic] = cached
+            cached = self._routes[topic] = self._ask_route(topic)
             self._addrs.clear()
         if isinstance(cached, NotFoundError):
             raise cached
         return cached
+
+    def _ask_route(self, topic: str) -> TopicRoute | NotFoundError:
+        """The name servers' route of ``topic``, or what a sampler learnt before (``Before``)."""
+        code, before = RequestCode.GET_ROUTEINFO_BY_TOPIC, self.before
+        asked = self._ns_or_before(code, {"topic": topic}, before is not None and topic in before.routes)
+        if asked is None:
+            assert before is not None
+            return before.routes[topic]
+        addr, resp = asked
+        if resp.code != ResponseCode.TOPIC_NOT_EXIST:
+            from mqctl.remoting.bodies import decode_topic_route
+
+            route = decode_topic_route(self.ok(resp, addr, code).body, topic)
+            return route if before is None else before.route(topic, route, addr)
+        kept = None if before is None else before.no_route(topic, addr)
+        if kept is not None:
+            return kept
+        remark = (resp.remark or "").split("\n")[0].strip()
+        return NotFoundError(remark or f"No topic route info in name server for the topic: {topic}")
 
     def cluster_info(self) -> ClusterInfo:
         if self._cluster is None:
             # its broker ids are bare integer keys ({0:"host:port"}): fastjson's reader, loaded
             # while the name server answers
             self.client.when_idle(partial(import_module, "mqctl.fastjson"))
-            asked = self._ns_or_before(
-                RequestCode.GET_BROKER_CLUSTER_INFO, None, self._cluster_before is not None
-            )
+            code, before = RequestCode.GET_BROKER_CLUSTER_INFO, self.before
+            asked = self._ns_or_before(code, None, before is not None and before.cluster is not None)
             if asked is None:
-                assert self._cluster_before is not None
-                self._cluster = self._cluster_before
+                assert before is not None
+                self._cluster = before.cluster
             else:
                 addr, resp = asked
-                self._learn_cluster(self.ok(resp, addr, RequestCode.GET_BROKER_CLUSTER_INFO))
+                self._learn_cluster(self.ok(resp, addr, code), addr)
         assert self._cluster is not None
         return self._cluster
 
     def topic_list(self) -> list[str]:
-        """The name server's topic list (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), asked each time; the
-        last one while no name server answers."""
+        """The name server's topic list (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), asked each time; for a
+        sampler, the last one while no name server answers."""
+        code, before = RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, self.before
+        asked = self._ns_or_before(code, None, before is not None and before.topics is not None)
+        if asked is None:
+            assert before is not None and before.topics is not None
+            return list(before.topics)
         from mqctl.remoting.bodies import decode_name_list
 
-        code = RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER
-        asked = self._ns_or_before(code, None, self._topics_before is not None)
-        if asked is None:
-            assert self._topics_before is not None
-            return list(self._topics_before)
         addr, resp = asked
-        self._topics_before = decode_name_list(self.ok(resp, addr, code).body, "topicList")
-        return list(self._topics_before)
+        self._topics = decode_name_list(self.ok(resp, addr, code).body, "topicList")
+        return list(self._topics)
 
     def _ns_or_before(
         self, code: int, fields: Mapping[str, object] | None, known_before: bool
     ) -> tuple[str, RemotingCommand] | None:
         """``ns_call``; None when no name server answers but their earlier answer is known (the
-        caller uses that), the outage and its end said once each in ``notes``. Name servers away
-        are asked once per round (``forget_routes``), not once per question: each may time out."""
-        if self._away_this_round and known_before:
+        caller uses that). Name servers away are asked once per round (``forget_routes``), not
+        once per question: each may time out."""
+        before = self.before
+        if before is None:
+            return self.ns_call(code, fields)
+        if before.away_this_round and known_before:
             return None
         try:
             answer = self.ns_call(code, fields)
         except UnreachableError as e:
             if not known_before:
                 raise
-            self._away_this_round = True
-            if self._away_since is None:
-                self._away_since = time.strftime("%H:%M:%S")
-                self.notes.append(
-                    f"{e.message} (since {self._away_since}); the routes and brokers learnt before "
-                    "are used until a name server answers"
-                )
+            before.away(e)
             return None
-        if self._away_since is not None:
-            self.notes.append(f"a name server answers again (none did since {self._away_since})")
-            self._away_since = None
+        before.answered()
         return answer
 
-    def _learn_cluster(self, answer: RemotingCommand) -> None:
+    def _learn_cluster(self, answer: RemotingCommand, addr: str) -> None:
         from mqctl.remoting.bodies import decode_cluster_info
 
-        self._cluster = decode_cluster_info(answer.body)
+        cluster = decode_cluster_info(answer.body)
+        self._cluster = cluster if self.before is None else self.before.cluster_info(cluster, addr)
         self._addrs.clear()
 
     def brokers(self) -> list[BrokerData]:

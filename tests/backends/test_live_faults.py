@@ -129,6 +129,34 @@ def test_a_kept_backend_goes_on_with_what_it_learnt_while_no_name_server_answers
         group_progress(fresh, "G1")
 
 
+def test_a_kept_backend_keeps_its_route_while_a_restarted_name_server_knows_none(
+    cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name server just restarted answers TOPIC_NOT_EXIST until the brokers register again (4-8 s
+    on a real 5.3.3 cluster). A sampler asking then keeps the route it had, as a Java client
+    does; a command that never had one still gets the name server's answer."""
+    from mqctl.backends import live
+    from mqctl.errors import NotFoundError
+    from mqctl.ops.progress import group_progress
+
+    monkeypatch.setattr(live, "ROUTE_TTL_S", 0.0)
+    with live.LiveBackend(cluster.ns, timeout=3) as b:
+        before = group_progress(b, "G1")
+        for s in cluster.namesrvs:
+            s.errors[105] = (17, "No topic route info in name server for the topic: %RETRY%G1")
+        b.refresh()
+        during = group_progress(b, "G1", now_ms=before.now_ms)  # lag_ms is counted from now
+        assert during.rows == before.rows and not during.failures
+        assert [w for w in during.warnings if "no route" in w] == [
+            f"name server {cluster.ns} has no route for %RETRY%G1 (restarted, the brokers not registered "
+            "again yet?): the route learnt before is used"
+        ]
+    with live.LiveBackend(cluster.ns, timeout=3) as fresh:  # nothing learnt before: nothing kept
+        with pytest.raises(NotFoundError, match="No topic route"):
+            fresh.net.route("%RETRY%G1")
+        assert not fresh.take_warnings()
+
+
 def test_one_broker_of_two_down_prints_the_others_rows(cluster: FakeCluster) -> None:
     dead = cluster.broker("broker-b")
     dead.down()
