@@ -4,9 +4,9 @@ translation of answers into typed errors.
 
 A name server that cannot be reached is skipped for the next one in the ``-n`` list (as the
 Java client does); a name server that answers, answers for all (an error code is not retried).
-When none can be reached, a long-running sampler (whose routes are asked again every
-``ROUTE_TTL_S``) goes on with the routes and brokers it learnt before, as a Java client keeps its
-route table while the name servers are away; a command that never learnt them fails.
+A long-running sampler (whose routes are asked again every ``ROUTE_TTL_S``) goes on with what it
+learnt before while none can be reached, or while a restarted one knows less than it did
+(``live_before``); a command that never learnt anything gets the name servers' answers as they are.
 """
 
 from __future__ import annotations
