@@ -35,16 +35,13 @@ class Before:
     def __init__(self) -> None:
         self.routes: dict[str, TopicRoute] = {}
         self.cluster: ClusterInfo | None = None
-        self.topics: list[str] | None = None
         self.notes: list[str] = []
         self.away_since: str | None = None  # when the name servers stopped answering (HH:MM:SS)
         self.away_this_round = False  # none answered in this round: not asked again in it
         self.carried: dict[str, set[str]] = {}  # topic (CLUSTER) -> brokers kept at the last refresh
 
-    def new_round(self, topics: list[str] | None) -> None:
-        """A sampler's next round: the topic list of the last one (asked every round) kept, and
-        name servers that were away asked again."""
-        self.topics = topics or self.topics
+    def new_round(self) -> None:
+        """A sampler's next round: name servers that were away are asked again."""
         self.away_this_round = False
 
     def keep(self, routes: dict[str, TopicRoute], cluster: ClusterInfo | None) -> None:

@@ -69,7 +69,7 @@ class LiveNet:
         self._known_since = time.monotonic()
         # what the name servers said before: a sampler's, made by its first forget_routes
         self.before: Before | None = None
-        self._topics: list[str] | None = None  # the last topic list (for Before)
+        self._topics: list[str] | None = None  # the last topic list (a sampler's, while none answers)
 
     def forget_routes(self, *, older_than: float = 0.0) -> None:
         """Routes and the cluster's brokers are asked again (when learnt ``older_than`` s ago); a
@@ -78,7 +78,7 @@ class LiveNet:
             from mqctl.backends.live_before import Before
 
             self.before = Before()
-        self.before.new_round(self._topics)
+        self.before.new_round()
         if time.monotonic() - self._known_since >= older_than:
             self.before.keep(
                 {t: r for t, r in self._routes.items() if isinstance(r, TopicRoute)}, self._cluster
@@ -238,10 +238,10 @@ class LiveNet:
         """The name server's topic list (GET_ALL_TOPIC_LIST_FROM_NAMESERVER), asked each time; for a
         sampler, the last one while no name server answers."""
         code, before = RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, self.before
-        asked = self._ns_or_before(code, None, before is not None and before.topics is not None)
+        asked = self._ns_or_before(code, None, before is not None and self._topics is not None)
         if asked is None:
-            assert before is not None and before.topics is not None
-            return list(before.topics)
+            assert self._topics is not None
+            return list(self._topics)
         from mqctl.remoting.bodies import decode_name_list
 
         addr, resp = asked

@@ -84,7 +84,7 @@ def test_name_servers_away_and_back_are_said_once_each() -> None:
         f"name server 10.0.0.9:9876: Connection refused (since {since}); the routes and brokers "
         "learnt before are used until a name server answers"
     )
-    before.new_round(None)
+    before.new_round()
     assert not before.away_this_round
     before.answered()
     before.answered()

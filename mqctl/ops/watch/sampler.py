@@ -25,7 +25,6 @@ from mqctl.records import field, record
 if TYPE_CHECKING:
     from mqctl.backends.base import Backend
     from mqctl.model import (
-        BrokerFailure,
         GroupProgress,
         MessageQueue,
         QueueOffset,
@@ -244,16 +243,8 @@ class GroupSampler:
         self._first = False
         said = self.window.once([*result.warnings, *notes])
         if client is None:  # a broadcasting group's clients: one read of the brokers for all
-            said[:0] = self.outages.lines({f.broker_name: _why(f) for f in result.failures})
+            said[:0] = self.outages.lines({f.broker_name: f.message for f in result.failures})
         return Tick(view, stuck, result, said)
-
-
-def _why(failure: BrokerFailure) -> str:
-    return (
-        f"{failure.addr}: {failure.message}"
-        if failure.addr and failure.addr not in failure.message
-        else failure.message
-    )
 
 
 def ticks(interval_s: float, samples: int | None = None, now_ms: int | None = None) -> Iterator[int | None]:
